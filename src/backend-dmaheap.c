@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/* DMA-BUF heaps: every node under /dev/dma_heap (Linux 5.6+). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "internal.h"
+#include "uapi/dma-heap.h"
+
+/*
+ * Like libgpiod's chip check: a node is a dma-heap when sysfs says its
+ * char device belongs to the dma_heap class.
+ */
+static int check_dma_heap_node(struct ion_ctx *ctx, int fd)
+{
+	char link[64], target[256];
+	_cleanup_free_ char *path = NULL;
+	struct stat st;
+	const char *base;
+	ssize_t n;
+
+	if (fstat(fd, &st) < 0)
+		return neg_errno();
+	if (!S_ISCHR(st.st_mode))
+		return -ENOTTY;
+	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/subsystem",
+		 major(st.st_rdev), minor(st.st_rdev));
+	path = ion_ctx_path(ctx, link);
+	if (!path)
+		return -ENOMEM;
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return 0; /* no sysfs to ask (a chroot): trust the ioctl later */
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	return strcmp(base ? base + 1 : target, "dma_heap") == 0 ? 0 : -ENOTTY;
+}
+
+static void add_heap(struct ion_ctx *ctx, struct ion_heap *heap, const char *dir,
+		     const char *name)
+{
+	int fd;
+
+	if (asprintf(&heap->node, "%s/%s", dir, name) < 0) {
+		heap->node = NULL;
+		ion_heap_set_unavailable(heap, -ENOMEM, "out of memory");
+		return;
+	}
+	if (strcmp(name, "system") == 0) {
+		heap->type = ION_HEAP_TYPE_SYSTEM;
+		heap->props = ION_HEAP_PROP_CACHED;
+		heap->memory_key = strdup("system");
+	} else if (strcmp(name, "system-uncached") == 0) {
+		heap->type = ION_HEAP_TYPE_SYSTEM;
+		heap->props = ION_HEAP_PROP_UNCACHED;
+	} else if (ion_is_cma_name(name)) {
+		heap->type = ION_HEAP_TYPE_DMA;
+		heap->props = ION_HEAP_PROP_CONTIGUOUS | ION_HEAP_PROP_CACHED;
+		if (asprintf(&heap->memory_key, "cma:%s", name) < 0)
+			heap->memory_key = NULL;
+	} else {
+		heap->type = ION_HEAP_TYPE_CUSTOM;
+	}
+	fd = open(heap->node, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ion_heap_set_unavailable(heap, neg_errno(), "open %s: %m", heap->node);
+		return;
+	}
+	int r = check_dma_heap_node(ctx, fd);
+	if (r < 0) {
+		close(fd);
+		ion_heap_set_unavailable(heap, r, "%s is not a dma-heap device",
+					 heap->node);
+		return;
+	}
+	heap->dev_fd = fd;
+}
+
+static int dmaheap_probe(struct ion_ctx *ctx)
+{
+	_cleanup_free_ char *dir = ion_ctx_path(ctx, "/dev/dma_heap");
+	struct ion_heap *system = NULL, *uncached = NULL;
+	struct dirent **names;
+	int n, r = 0;
+
+	if (!dir)
+		return -ENOMEM;
+	/* Sorted, so that heap order and names are stable across runs. */
+	n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	for (int i = 0; i < n; i++) {
+		const char *name = names[i]->d_name;
+		struct ion_heap *heap;
+
+		if (name[0] == '.')
+			continue;
+		heap = ion_registry_add(ctx, &ion_backend_dmaheap, name, NULL);
+		if (!heap) {
+			r = -ENOMEM;
+			break;
+		}
+		add_heap(ctx, heap, dir, name);
+		if (!heap->error && strcmp(name, "system") == 0)
+			system = heap;
+		if (!heap->error && strcmp(name, "system-uncached") == 0)
+			uncached = heap;
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (system)
+		system->uncached_twin = uncached;
+	return r;
+}
+
+static int dmaheap_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+			 unsigned int flags, int *ret_fd)
+{
+	struct dma_heap_allocation_data data = {
+		.len = len,
+		.fd_flags = O_RDWR | O_CLOEXEC,
+	};
+	int r;
+
+	(void)ctx;
+	(void)flags; /* dma-heaps take no flags: caching is the heap's */
+	r = ion_ioctl_retry(heap->dev_fd, DMA_HEAP_IOCTL_ALLOC, &data);
+	if (r < 0)
+		return r;
+	*ret_fd = (int)data.fd;
+	return 0;
+}
+
+const struct ion_backend ion_backend_dmaheap = {
+	.name = "dma-heap",
+	.probe = dmaheap_probe,
+	.alloc = dmaheap_alloc,
+};

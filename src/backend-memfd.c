@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memfd: the CPU-only heap that works on every Linux machine.  Buffers are
+ * sealed against shrinking and growing, so a receiver that maps one can
+ * trust its size, and they can be passed over sockets like any fd.  They
+ * are not dma-bufs: no device can import them.
+ */
+#include <fcntl.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+static int memfd_probe(struct ion_ctx *ctx)
+{
+	struct ion_heap *heap;
+	int fd;
+
+	heap = ion_registry_add(ctx, &ion_backend_memfd, "memfd", NULL);
+	if (!heap)
+		return -ENOMEM;
+	heap->type = ION_HEAP_TYPE_SYSTEM;
+	heap->props = ION_HEAP_PROP_CACHED | ION_HEAP_PROP_CPU_ONLY;
+	fd = memfd_create("libion-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		ion_heap_set_unavailable(heap, neg_errno(), "memfd_create: %m");
+	else
+		close(fd);
+	return 0;
+}
+
+static int memfd_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+		       unsigned int flags, int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+
+	(void)ctx;
+	(void)heap;
+	(void)flags;
+	if (len > INT64_MAX)
+		return -EINVAL;
+	fd = memfd_create("libion", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return neg_errno();
+	if (ftruncate(fd, (off_t)len) < 0)
+		return neg_errno();
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+		return neg_errno();
+	*ret_fd = steal_fd(&fd);
+	return 0;
+}
+
+const struct ion_backend ion_backend_memfd = {
+	.name = "memfd",
+	.probe = memfd_probe,
+	.alloc = memfd_alloc,
+};

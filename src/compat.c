@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Android libion's API as a thin layer over the context API.
+ *
+ * A client is an fd from ion_open(); all clients of a process share one
+ * context (discovery runs once while any client is open).  Handles live
+ * here, not in the kernel: a handle names a buffer fd the client holds,
+ * which is what lets the handle calls work on every backend.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "internal.h"
+
+#define DMA_BUF_MAGIC 0x444d4142 /* "DMAB", include/uapi/linux/magic.h */
+
+struct client {
+	int *handles;	/* handle h is handles[h - 1]: a buffer fd, or -1 */
+	unsigned int n_handles;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ion_ctx *shared_ctx;
+static struct client **clients; /* indexed by client fd */
+static unsigned int n_clients;	/* size of the clients array */
+static unsigned int open_clients;
+
+/* Called with the lock held. */
+static int lookup(int fd, struct client **ret)
+{
+	if (fd < 0)
+		return -EBADF;
+	if ((unsigned int)fd < n_clients && clients[fd]) {
+		*ret = clients[fd];
+		return 0;
+	}
+	/* Not ours: an fd that is open answers like a non-ION ioctl would. */
+	return fcntl(fd, F_GETFD) < 0 ? -EBADF : -ENOTTY;
+}
+
+/* The shared context of a client fd, referenced; NULL with *err set. */
+static struct ion_ctx *client_ctx(int fd, int *err)
+{
+	struct client *c;
+	struct ion_ctx *ctx = NULL;
+
+	pthread_mutex_lock(&lock);
+	*err = lookup(fd, &c);
+	if (*err == 0)
+		ctx = ion_ctx_ref(shared_ctx);
+	pthread_mutex_unlock(&lock);
+	return ctx;
+}
+
+static int open_client_fd(void)
+{
+	int fd = open("/dev/ion", O_RDONLY | O_CLOEXEC);
+
+	/* Where there is no ION (or no access to it), any fd identifies the
+	 * client: an empty memfd is cheap and shows its name in /proc. */
+	if (fd < 0)
+		fd = memfd_create("libion-client", MFD_CLOEXEC);
+	return fd < 0 ? neg_errno() : fd;
+}
+
+ION_EXPORT int ion_open(void)
+{
+	struct client *c;
+	struct ion_ctx *ctx = NULL;
+	int fd, r = 0;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	fd = open_client_fd();
+	if (fd < 0) {
+		free(c);
+		return fd;
+	}
+	pthread_mutex_lock(&lock);
+	if (!shared_ctx) {
+		r = ion_ctx_new(NULL, &ctx);
+		if (r < 0)
+			goto fail;
+		shared_ctx = ctx;
+	}
+	if ((unsigned int)fd >= n_clients) {
+		unsigned int n = (unsigned int)fd + 16;
+		struct client **grown = realloc(clients, n * sizeof(*grown));
+
+		if (!grown) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		memset(grown + n_clients, 0, (n - n_clients) * sizeof(*grown));
+		clients = grown;
+		n_clients = n;
+	}
+	clients[fd] = c;
+	open_clients++;
+	pthread_mutex_unlock(&lock);
+	return fd;
+fail:
+	if (!open_clients)
+		shared_ctx = ion_ctx_unref(shared_ctx);
+	pthread_mutex_unlock(&lock);
+	close(fd);
+	free(c);
+	return r;
+}
+
+ION_EXPORT int ion_close(int fd)
+{
+	struct client *c = NULL;
+	struct ion_ctx *last = NULL;
+	int r;
+
+	pthread_mutex_lock(&lock);
+	r = lookup(fd, &c);
+	if (r == 0) {
+		clients[fd] = NULL;
+		if (--open_clients == 0) {
+			last = shared_ctx;
+			shared_ctx = NULL;
+			free(clients);
+			clients = NULL;
+			n_clients = 0;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (r == -EBADF)
+		return r;
+	/* Not a client of ours (-ENOTTY): Android's ion_close() is close(). */
+	if (c) {
+		for (unsigned int i = 0; i < c->n_handles; i++)
+			if (c->handles[i] >= 0)
+				close(c->handles[i]);
+		free(c->handles);
+		free(c);
+	}
+	ion_ctx_unref(last);
+	return close(fd) < 0 ? neg_errno() : 0;
+}
+
+ION_EXPORT int ion_is_legacy(int fd)
+{
+	int r;
+	struct ion_ctx *ctx = client_ctx(fd, &r);
+
+	if (!ctx)
+		return r;
+	r = ion_ctx_ensure_discovered(ctx);
+	if (r == 0)
+		r = ctx->legacy_ion;
+	ion_ctx_unref(ctx);
+	return r;
+}
+
+ION_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align,
+			    unsigned int heap_mask, unsigned int flags,
+			    int *handle_fd)
+{
+	struct ion_ctx *ctx;
+	int r;
+
+	(void)align;
+	ctx = client_ctx(fd, &r);
+	if (!ctx)
+		return r;
+	if (!handle_fd)
+		r = -EINVAL;
+	else if (!heap_mask)
+		r = -ENODEV;
+	else
+		/* ION's semantics: the mask lists every acceptable heap. */
+		r = ion_ctx_alloc_mask(ctx, heap_mask, len,
+				       (flags & (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)) |
+					       ION_ALLOC_FALLBACK,
+				       handle_fd, NULL);
+	ion_ctx_unref(ctx);
+	return r;
+}
+
+/* Stores buf_fd under a new handle; the client owns it from here. */
+static int handle_add(int fd, int buf_fd, ion_user_handle_t *ret)
+{
+	struct client *c;
+	int r;
+
+	pthread_mutex_lock(&lock);
+	r = lookup(fd, &c);
+	if (r < 0)
+		goto out;
+	for (unsigned int i = 0; i < c->n_handles; i++)
+		if (c->handles[i] < 0) {
+			c->handles[i] = buf_fd;
+			*ret = (ion_user_handle_t)(i + 1);
+			goto out;
+		}
+	int *grown = realloc(c->handles, (c->n_handles + 1) * sizeof(*grown));
+	if (!grown) {
+		r = -ENOMEM;
+		goto out;
+	}
+	c->handles = grown;
+	c->handles[c->n_handles++] = buf_fd;
+	*ret = (ion_user_handle_t)c->n_handles;
+out:
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+/* A close-on-exec duplicate of the buffer behind a handle. */
+static int handle_dup(int fd, ion_user_handle_t handle, int *ret_fd)
+{
+	struct client *c;
+	int r;
+
+	pthread_mutex_lock(&lock);
+	r = lookup(fd, &c);
+	if (r == 0) {
+		if (handle <= 0 || (unsigned int)handle > c->n_handles ||
+		    c->handles[handle - 1] < 0)
+			r = -EINVAL;
+		else {
+			r = fcntl(c->handles[handle - 1], F_DUPFD_CLOEXEC, 0);
+			if (r < 0)
+				r = neg_errno();
+			else
+				*ret_fd = r, r = 0;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
+ION_EXPORT int ion_alloc(int fd, size_t len, size_t align,
+			 unsigned int heap_mask, unsigned int flags,
+			 ion_user_handle_t *handle)
+{
+	int buf_fd, r;
+
+	if (!handle)
+		return fd < 0 ? -EBADF : -EINVAL;
+	r = ion_alloc_fd(fd, len, align, heap_mask, flags, &buf_fd);
+	if (r < 0)
+		return r;
+	r = handle_add(fd, buf_fd, handle);
+	if (r < 0)
+		close(buf_fd);
+	return r;
+}
+
+ION_EXPORT int ion_free(int fd, ion_user_handle_t handle)
+{
+	struct client *c;
+	int buf_fd = -1, r;
+
+	pthread_mutex_lock(&lock);
+	r = lookup(fd, &c);
+	if (r == 0) {
+		if (handle <= 0 || (unsigned int)handle > c->n_handles ||
+		    c->handles[handle - 1] < 0)
+			r = -EINVAL;
+		else {
+			buf_fd = c->handles[handle - 1];
+			c->handles[handle - 1] = -1;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (buf_fd >= 0)
+		close(buf_fd);
+	return r;
+}
+
+ION_EXPORT int ion_share(int fd, ion_user_handle_t handle, int *share_fd)
+{
+	if (!share_fd)
+		return fd < 0 ? -EBADF : -EINVAL;
+	return handle_dup(fd, handle, share_fd);
+}
+
+ION_EXPORT int ion_map(int fd, ion_user_handle_t handle, size_t length,
+		       int prot, int flags, off_t offset, unsigned char **ptr,
+		       int *map_fd)
+{
+	size_t size;
+	int buf_fd, r;
+	void *p;
+
+	if (!ptr || !map_fd)
+		return fd < 0 ? -EBADF : -EINVAL;
+	if (length == 0 || offset < 0)
+		return -EINVAL;
+	r = handle_dup(fd, handle, &buf_fd);
+	if (r < 0)
+		return r;
+	/* A memfd would map past its end and SIGBUS later: refuse now, as a
+	 * dma-buf does. */
+	r = ion_buffer_get_size(buf_fd, &size);
+	if (r == 0 && ((uint64_t)offset > size || length > size - (uint64_t)offset))
+		r = -EINVAL;
+	if (r < 0) {
+		close(buf_fd);
+		return r;
+	}
+	p = mmap(NULL, length, prot, flags, buf_fd, offset);
+	if (p == MAP_FAILED) {
+		r = neg_errno();
+		close(buf_fd);
+		return r;
+	}
+	*ptr = p;
+	*map_fd = buf_fd;
+	return 0;
+}
+
+/* dma-bufs from any exporter, and memfds: what a heap of ours can hand out. */
+static int check_importable(int buf_fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(buf_fd, &sfs) < 0)
+		return neg_errno();
+	if (sfs.f_type == DMA_BUF_MAGIC || ion_fd_is_memfd(buf_fd))
+		return 0;
+	return -EINVAL;
+}
+
+ION_EXPORT int ion_import(int fd, int share_fd, ion_user_handle_t *handle)
+{
+	struct client *c;
+	int buf_fd, r;
+
+	if (!handle)
+		return fd < 0 ? -EBADF : -EINVAL;
+	pthread_mutex_lock(&lock);
+	r = lookup(fd, &c);
+	pthread_mutex_unlock(&lock);
+	if (r < 0)
+		return r;
+	if (share_fd < 0)
+		return -EBADF;
+	r = check_importable(share_fd);
+	if (r < 0)
+		return r;
+	buf_fd = fcntl(share_fd, F_DUPFD_CLOEXEC, 0);
+	if (buf_fd < 0)
+		return neg_errno();
+	r = handle_add(fd, buf_fd, handle);
+	if (r < 0)
+		close(buf_fd);
+	return r;
+}
+
+ION_EXPORT int ion_sync_fd(int fd, int handle_fd)
+{
+	struct ion_ctx *ctx;
+	int r;
+
+	ctx = client_ctx(fd, &r);
+	if (!ctx)
+		return r;
+	r = ion_ctx_sync_for_device(ctx, handle_fd);
+	ion_ctx_unref(ctx);
+	return r;
+}
+
+/* The heaps Android code can reach: the available ones with an id. */
+static int for_each_compat_heap(struct ion_ctx *ctx, struct ion_heap_data *out,
+				int max)
+{
+	int n = ion_ctx_get_heap_count(ctx), found = 0;
+
+	for (int i = 0; i < n && (!out || found < max); i++) {
+		const struct ion_heap *h;
+
+		if (ion_ctx_get_heap(ctx, (unsigned int)i, &h) < 0 ||
+		    ion_heap_get_id(h) < 0)
+			continue;
+		if (out) {
+			struct ion_heap_data *d = &out[found];
+
+			memset(d, 0, sizeof(*d));
+			strncpy(d->name, ion_heap_get_name(h), sizeof(d->name) - 1);
+			d->type = ion_heap_get_type(h);
+			d->heap_id = (unsigned int)ion_heap_get_id(h);
+		}
+		found++;
+	}
+	return n < 0 ? n : found;
+}
+
+ION_EXPORT int ion_query_heap_cnt(int fd, int *cnt)
+{
+	struct ion_ctx *ctx;
+	int r;
+
+	ctx = client_ctx(fd, &r);
+	if (!ctx)
+		return r;
+	r = cnt ? for_each_compat_heap(ctx, NULL, 0) : -EINVAL;
+	ion_ctx_unref(ctx);
+	if (r < 0)
+		return r;
+	*cnt = r;
+	return 0;
+}
+
+ION_EXPORT int ion_query_get_heaps(int fd, int cnt, void *buffers)
+{
+	struct ion_ctx *ctx;
+	int r;
+
+	ctx = client_ctx(fd, &r);
+	if (!ctx)
+		return r;
+	r = (cnt <= 0 || !buffers) ? -EINVAL
+				   : for_each_compat_heap(ctx, buffers, cnt);
+	ion_ctx_unref(ctx);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: MIT
+/* Context lifetime, refcount, configuration paths and logging. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+static void log_stderr(struct ion_ctx *ctx, int priority, const char *file,
+		       int line, const char *fn, const char *format,
+		       va_list args)
+{
+	(void)ctx;
+	(void)priority;
+	(void)file;
+	(void)line;
+	fprintf(stderr, "libion: %s: ", fn);
+	vfprintf(stderr, format, args);
+	fputc('\n', stderr);
+}
+
+void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
+	     const char *fn, const char *format, ...)
+{
+	va_list args;
+	int saved = errno;
+
+	va_start(args, format);
+	ctx->log_fn(ctx, priority, file, line, fn, format, args);
+	va_end(args);
+	errno = saved;
+}
+
+/* ION_LOG: a syslog priority as a number or a name ("err", "info", "debug"). */
+static int log_priority_from_env(void)
+{
+	static const struct {
+		const char *name;
+		int priority;
+	} names[] = {
+		{ "err", LOG_ERR },
+		{ "warning", LOG_WARNING },
+		{ "info", LOG_INFO },
+		{ "debug", LOG_DEBUG },
+	};
+	const char *env = secure_getenv("ION_LOG");
+	uint64_t v;
+
+	if (!env)
+		return LOG_ERR;
+	if (ion_parse_u64(env, 10, &v) == 0)
+		return v > LOG_DEBUG ? LOG_DEBUG : (int)v;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcasecmp(env, names[i].name) == 0)
+			return names[i].priority;
+	return LOG_ERR;
+}
+
+ION_EXPORT int ion_ctx_new(const char *sysroot, struct ion_ctx **ret_ctx)
+{
+	struct ion_ctx *ctx;
+
+	if (!ret_ctx)
+		return -EINVAL;
+	if (sysroot && sysroot[0] != '/')
+		return -EINVAL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	/* "/" and NULL both mean the real root: keep paths free of "//". */
+	ctx->sysroot = strdup(sysroot && strcmp(sysroot, "/") ? sysroot : "");
+	if (!ctx->sysroot) {
+		free(ctx);
+		return -ENOMEM;
+	}
+	atomic_init(&ctx->refcount, 1);
+	atomic_init(&ctx->discovered, false);
+	pthread_mutex_init(&ctx->discover_lock, NULL);
+	ctx->log_fn = log_stderr;
+	ctx->log_priority = log_priority_from_env();
+	*ret_ctx = ctx;
+	return 0;
+}
+
+ION_EXPORT struct ion_ctx *ion_ctx_ref(struct ion_ctx *ctx)
+{
+	if (ctx)
+		atomic_fetch_add_explicit(&ctx->refcount, 1,
+					  memory_order_relaxed);
+	return ctx;
+}
+
+ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
+{
+	if (!ctx)
+		return NULL;
+	if (atomic_fetch_sub_explicit(&ctx->refcount, 1,
+				      memory_order_acq_rel) != 1)
+		return NULL;
+	ion_registry_clear(ctx);
+	pthread_mutex_destroy(&ctx->discover_lock);
+	free(ctx->sysroot);
+	free(ctx);
+	return NULL;
+}
+
+ION_EXPORT void ion_ctx_set_log_fn(struct ion_ctx *ctx, ion_log_fn log_fn)
+{
+	if (ctx)
+		ctx->log_fn = log_fn ? log_fn : log_stderr;
+}
+
+ION_EXPORT void ion_ctx_set_log_priority(struct ion_ctx *ctx, int priority)
+{
+	if (ctx)
+		ctx->log_priority = priority;
+}
+
+ION_EXPORT int ion_ctx_get_log_priority(const struct ion_ctx *ctx)
+{
+	return ctx ? ctx->log_priority : -EINVAL;
+}
+
+ION_EXPORT void ion_ctx_set_userdata(struct ion_ctx *ctx, void *userdata)
+{
+	if (ctx)
+		ctx->userdata = userdata;
+}
+
+ION_EXPORT void *ion_ctx_get_userdata(const struct ion_ctx *ctx)
+{
+	return ctx ? ctx->userdata : NULL;
+}
+
+char *ion_ctx_path(const struct ion_ctx *ctx, const char *path)
+{
+	char *p;
+
+	if (asprintf(&p, "%s%s", ctx->sysroot, path) < 0)
+		return NULL;
+	return p;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/* Small shared helpers: cleanup attributes, fd helpers, strict parsing. */
+#ifndef LIBION_UTIL_H
+#define LIBION_UTIL_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+static inline void closep(int *fd)
+{
+	if (*fd >= 0) {
+		int saved = errno;
+		close(*fd);
+		errno = saved;
+	}
+}
+
+#define _cleanup_free_ __attribute__((cleanup(freep)))
+#define _cleanup_close_ __attribute__((cleanup(closep)))
+
+/* Hands over ownership: returns *p and leaves *p empty. */
+#define steal_fd(p)                                                            \
+	({                                                                     \
+		int _fd = *(p);                                                \
+		*(p) = -1;                                                     \
+		_fd;                                                           \
+	})
+#define steal_ptr(p)                                                           \
+	({                                                                     \
+		__typeof__(*(p)) _ptr = *(p);                                  \
+		*(p) = NULL;                                                   \
+		_ptr;                                                          \
+	})
+
+/* errno as a negative return value, never 0 even if errno was clobbered. */
+static inline int neg_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
+/* ioctl() retried on EINTR and EAGAIN; 0 or a negative errno. */
+int ion_ioctl_retry(int fd, unsigned long request, void *arg);
+
+/* Strict parsers: the whole string, no sign tricks, no overflow. */
+int ion_parse_u64(const char *s, int base, uint64_t *ret);
+/* A size with an optional K, M or G suffix (powers of 1024). */
+int ion_parse_size(const char *s, uint64_t *ret);
+
+/* Reads a small sysfs-like file into buf, newline stripped. */
+int ion_read_file(const char *path, char *buf, size_t size);
+
+/* true when the fd is a memfd (or other sealable shmem file). */
+bool ion_fd_is_memfd(int fd);
+
+size_t ion_page_size(void);
+
+#endif
