@@ -113,6 +113,16 @@ int ion_round_len(size_t len, size_t *ret_len);
 int ion_heap_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
 		   unsigned int flags, int *ret_fd);
 
+/* ---- backend-ion.c ---- */
+/*
+ * A legacy ION_IOC_ALLOC in the layout of a user_bits-bit process (32 or
+ * 64), returning the kernel's handle.  The library uses the native layout;
+ * the unit test drives both.
+ */
+int ion_legacy_alloc_handle(int dev_fd, unsigned int user_bits, size_t len,
+			    uint32_t heap_mask, unsigned int flags,
+			    int *ret_handle);
+
 /* ---- sync.c ---- */
 /* Makes CPU writes visible to devices, whatever made the buffer. */
 int ion_ctx_sync_for_device(struct ion_ctx *ctx, int buf_fd);

@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ION (drivers/staging/android, up to Linux 5.10), in both its ABIs:
+ *
+ *  - legacy (before 4.12): ION_IOC_ALLOC returns a handle that lives in
+ *    the /dev/ion file; ION_IOC_SHARE makes a dma-buf fd of it, and the
+ *    handle is freed at once so that the fd alone owns the buffer.
+ *  - modern (4.12 to 5.10): ION_IOC_ALLOC returns the dma-buf fd.
+ *
+ * Heaps come from ION_IOC_HEAP_QUERY where the kernel has it.  That is
+ * every modern kernel but also the last legacy ones (4.10, 4.11 and
+ * Android's 4.9 have the query and handles both), so the query says
+ * nothing about the ABI: ION_IOC_FREE does.  Older legacy kernels
+ * cannot list heaps; a page-sized allocation on each id finds them.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "internal.h"
+#include "uapi/ion.h"
+
+#define ION_CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
+/* The legacy structs hold size_t: their layout is the caller's. */
+#define NATIVE_USER_BITS ((unsigned int)(sizeof(size_t) * CHAR_BIT))
+
+/* heap->priv: the ABI of the heap's /dev/ion (static, nothing to free). */
+struct ion_abi {
+	const char *name;
+	bool legacy;
+};
+
+static const struct ion_abi abi_modern = { "4.12+", false };
+static const struct ion_abi abi_legacy = { "legacy (handles)", true };
+
+/*
+ * The ABI of each /dev/ion seen, for the life of the process: a kernel
+ * does not change its ABI, and every context would otherwise probe again.
+ * Keyed by the node (the device it stands for, and the node file itself,
+ * which tells regular files apart too), not by the context: sysroots may
+ * hold other nodes.
+ */
+#define ABI_CACHE_SIZE 8
+static struct {
+	dev_t rdev;
+	dev_t dev;
+	ino_t ino;
+	const struct ion_abi *abi;
+} abi_cache[ABI_CACHE_SIZE];
+static unsigned int abi_cache_len;
+static pthread_mutex_t abi_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct ion_abi *detect_abi(int fd)
+{
+	struct ion_legacy_handle_data probe = { .handle = 0 };
+	const struct ion_abi *abi = NULL;
+	struct stat st;
+	bool keyed = fstat(fd, &st) == 0;
+
+	pthread_mutex_lock(&abi_cache_lock);
+	for (unsigned int i = 0; keyed && !abi && i < abi_cache_len; i++)
+		if (abi_cache[i].rdev == st.st_rdev && abi_cache[i].dev == st.st_dev &&
+		    abi_cache[i].ino == st.st_ino)
+			abi = abi_cache[i].abi;
+	if (!abi) {
+		/*
+		 * Handle 0 is never valid: a legacy kernel says EINVAL, a
+		 * modern one, which has no ION_IOC_FREE, ENOTTY.  Neither
+		 * logs anything (AOSP's libion tells them apart the same way).
+		 */
+		if (ion_ioctl_retry(fd, ION_LEGACY_IOC_FREE, &probe) == -ENOTTY)
+			abi = &abi_modern;
+		else
+			abi = &abi_legacy;
+		if (keyed && abi_cache_len < ABI_CACHE_SIZE) {
+			abi_cache[abi_cache_len].rdev = st.st_rdev;
+			abi_cache[abi_cache_len].dev = st.st_dev;
+			abi_cache[abi_cache_len].ino = st.st_ino;
+			abi_cache[abi_cache_len++].abi = abi;
+		}
+	}
+	pthread_mutex_unlock(&abi_cache_lock);
+	return abi;
+}
+
+int ion_legacy_alloc_handle(int dev_fd, unsigned int user_bits, size_t len,
+			    uint32_t heap_mask, unsigned int flags,
+			    int *ret_handle)
+{
+	int r;
+
+	if (user_bits == 64) {
+		struct ion_legacy_allocation_data64 data = {
+			.len = len,
+			.heap_id_mask = heap_mask,
+			.flags = flags,
+		};
+
+		r = ion_ioctl_retry(dev_fd, ION_LEGACY_IOC_ALLOC64, &data);
+		if (r == 0)
+			*ret_handle = data.handle;
+		return r;
+	}
+	if (user_bits == 32) {
+		struct ion_legacy_allocation_data32 data = {
+			.len = (uint32_t)len,
+			.heap_id_mask = heap_mask,
+			.flags = flags,
+		};
+
+		if ((uint64_t)len > UINT32_MAX)
+			return -EINVAL;
+		r = ion_ioctl_retry(dev_fd, ION_LEGACY_IOC_ALLOC32, &data);
+		if (r == 0)
+			*ret_handle = data.handle;
+		return r;
+	}
+	return -EINVAL;
+}
+
+static int legacy_free_handle(int dev_fd, int handle)
+{
+	struct ion_legacy_handle_data data = { .handle = handle };
+
+	return ion_ioctl_retry(dev_fd, ION_LEGACY_IOC_FREE, &data);
+}
+
+static int legacy_alloc(int dev_fd, size_t len, uint32_t heap_mask,
+			unsigned int flags, int *ret_fd)
+{
+	struct ion_legacy_fd_data share = { .fd = -1 };
+	int r, r_free;
+
+	r = ion_legacy_alloc_handle(dev_fd, NATIVE_USER_BITS, len, heap_mask,
+				    flags, &share.handle);
+	if (r < 0)
+		return r;
+	r = ion_ioctl_retry(dev_fd, ION_LEGACY_IOC_SHARE, &share);
+	/* Shared or not, the handle must go: it would pin the buffer for as
+	 * long as /dev/ion stays open, which is the context's lifetime. */
+	r_free = legacy_free_handle(dev_fd, share.handle);
+	if (r < 0)
+		return r;
+	if (r_free < 0) {
+		close(share.fd);
+		return r_free;
+	}
+	*ret_fd = share.fd;
+	return 0;
+}
+
+static int modern_alloc(int dev_fd, size_t len, uint32_t heap_mask,
+			unsigned int flags, int *ret_fd)
+{
+	struct ion_new_allocation_data data = {
+		.len = len,
+		.heap_id_mask = heap_mask,
+		.flags = flags,
+	};
+	int r;
+
+	r = ion_ioctl_retry(dev_fd, ION_NEW_IOC_ALLOC, &data);
+	if (r < 0)
+		return r;
+	*ret_fd = (int)data.fd;
+	return 0;
+}
+
+/* ION keys caching on ION_FLAG_CACHED for every heap type. */
+static unsigned int type_props(unsigned int type)
+{
+	unsigned int props = ION_HEAP_PROP_CACHED | ION_HEAP_PROP_UNCACHED;
+
+	if (type == ION_HEAP_TYPE_SYSTEM_CONTIG || type == ION_HEAP_TYPE_DMA ||
+	    type == ION_HEAP_TYPE_CARVEOUT)
+		props |= ION_HEAP_PROP_CONTIGUOUS;
+	return props;
+}
+
+/* The key under which other backends offer the same memory; 0 or -ENOMEM. */
+static int type_memory_key(unsigned int type, const char *name, char **ret_key)
+{
+	char *key;
+
+	switch (type) {
+	case ION_HEAP_TYPE_SYSTEM:
+		key = strdup("system");
+		break;
+	case ION_HEAP_TYPE_SYSTEM_CONTIG:
+		key = strdup("system-contig");
+		break;
+	case ION_HEAP_TYPE_DMA:
+		if (asprintf(&key, "cma:%s", name) < 0)
+			key = NULL;
+		break;
+	default:
+		*ret_key = NULL;
+		return 0;
+	}
+	if (!key)
+		return -ENOMEM;
+	*ret_key = key;
+	return 0;
+}
+
+/*
+ * Adds a kernel heap unless another backend (probing earlier, so
+ * preferred) already offers its memory: each heap appears once.
+ * 0 or -ENOMEM; *ret_heap (may be NULL) is the heap added, or NULL.
+ */
+static int add_heap(struct ion_ctx *ctx, const struct ion_abi *abi, int fd,
+		    const char *node, const char *name, unsigned int type,
+		    uint32_t kernel_id, struct ion_heap **ret_heap)
+{
+	_cleanup_free_ char *key = NULL;
+	struct ion_heap *heap, *other;
+
+	if (ret_heap)
+		*ret_heap = NULL;
+	if (type_memory_key(type, name, &key) < 0)
+		return -ENOMEM;
+	other = key ? ion_registry_find_memory(ctx, key) : NULL;
+	if (other) {
+		ion_dbg(ctx, "ION heap %s left out: %s heap %s has the same memory",
+			name, other->backend->name, other->name);
+		return 0;
+	}
+	heap = ion_registry_add(ctx, &ion_backend_ion, name, name);
+	if (!heap)
+		return -ENOMEM;
+	heap->type = type;
+	heap->kernel_id = kernel_id;
+	heap->props = type_props(type);
+	heap->memory_key = steal_ptr(&key);
+	heap->priv = (void *)abi;
+	heap->node = strdup(node);
+	if (!heap->node)
+		return -ENOMEM;
+	/* One fd per heap, since the registry closes each heap's dev_fd; dups
+	 * share the open file, and with it a legacy kernel's handles. */
+	heap->dev_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (heap->dev_fd < 0)
+		ion_heap_set_unavailable(heap, neg_errno(), "dup %s: %m", node);
+	if (ret_heap)
+		*ret_heap = heap;
+	return 0;
+}
+
+/* ION_IOC_HEAP_QUERY: the count, then the list.  -ENOTTY: no such ioctl. */
+static int query_heaps(int fd, struct ion_new_heap_data **ret_heaps,
+		       unsigned int *ret_n)
+{
+	struct ion_new_heap_query query = { 0 };
+	_cleanup_free_ struct ion_new_heap_data *heaps = NULL;
+	int r;
+
+	r = ion_ioctl_retry(fd, ION_NEW_IOC_HEAP_QUERY, &query);
+	if (r < 0)
+		return r;
+	if (query.cnt > 0) {
+		heaps = calloc(query.cnt, sizeof(*heaps));
+		if (!heaps)
+			return -ENOMEM;
+		query.heaps = (uintptr_t)heaps;
+		r = ion_ioctl_retry(fd, ION_NEW_IOC_HEAP_QUERY, &query);
+		if (r < 0)
+			return r;
+	}
+	*ret_heaps = steal_ptr(&heaps);
+	*ret_n = query.cnt;
+	return 0;
+}
+
+static int add_queried_heaps(struct ion_ctx *ctx, const struct ion_abi *abi,
+			     int fd, const char *node,
+			     const struct ion_new_heap_data *heaps, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		char name[sizeof(heaps[i].name) + 1];
+		int r;
+
+		memcpy(name, heaps[i].name, sizeof(heaps[i].name));
+		name[sizeof(heaps[i].name)] = '\0';
+		if (heaps[i].heap_id >= ION_NUM_HEAP_IDS) {
+			ion_dbg(ctx, "ION heap %s: id %u fits no heap mask", name,
+				heaps[i].heap_id);
+			continue;
+		}
+		if (!name[0])
+			snprintf(name, sizeof(name), "ion-%u", heaps[i].heap_id);
+		r = add_heap(ctx, abi, fd, node, name, heaps[i].type,
+			     heaps[i].heap_id, NULL);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/*
+ * Legacy kernels before 4.10 cannot list heaps: an allocation on each id
+ * finds them (ENODEV: no heap has that id).  Named "ion-<id>", typed by
+ * the legacy convention that heap ids below CUSTOM equal their types.
+ */
+static int probe_legacy_heaps(struct ion_ctx *ctx, int fd, const char *node)
+{
+	for (uint32_t id = 0; id < ION_NUM_HEAP_IDS; id++) {
+		unsigned int type = id < ION_HEAP_TYPE_CUSTOM ? id : ION_HEAP_TYPE_CUSTOM;
+		struct ion_heap *heap;
+		char name[16];
+		int handle, r, r_add;
+
+		r = ion_legacy_alloc_handle(fd, NATIVE_USER_BITS, ion_page_size(),
+					    1U << id, 0, &handle);
+		if (r == -ENODEV)
+			continue;
+		if (r == 0 && legacy_free_handle(fd, handle) < 0)
+			ion_dbg(ctx, "ION heap %u: probe handle not freed: %m", id);
+		snprintf(name, sizeof(name), "ion-%u", id);
+		r_add = add_heap(ctx, &abi_legacy, fd, node, name, type, id, &heap);
+		if (r_add < 0)
+			return r_add;
+		/* Out of memory now is not for ever; a heap that refuses a
+		 * plain page (a secure heap wants its own flags) is of no use. */
+		if (heap && r < 0 && r != -ENOMEM)
+			ion_heap_set_unavailable(heap, r, "probe allocation on %s: %s",
+						 node, strerror(-r));
+	}
+	return 0;
+}
+
+/* A /dev/ion we cannot use: one heap "ion" tells why ("open /dev/ion: ..."). */
+static int add_broken(struct ion_ctx *ctx, const char *node, const char *what,
+		      int error)
+{
+	struct ion_heap *heap;
+
+	heap = ion_registry_add(ctx, &ion_backend_ion, "ion", NULL);
+	if (!heap)
+		return -ENOMEM;
+	heap->node = strdup(node);
+	if (!heap->node)
+		return -ENOMEM;
+	ion_heap_set_unavailable(heap, error, "%s %s: %s", what, node,
+				 strerror(-error));
+	return 0;
+}
+
+static int iondev_probe(struct ion_ctx *ctx)
+{
+	_cleanup_free_ char *node = ion_ctx_path(ctx, "/dev/ion");
+	_cleanup_free_ struct ion_new_heap_data *heaps = NULL;
+	_cleanup_close_ int fd = -1;
+	const struct ion_abi *abi;
+	unsigned int n = 0;
+	int r;
+
+	if (!node)
+		return -ENOMEM;
+	fd = open(node, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = neg_errno();
+		if (r == -ENOENT || r == -ENOTDIR)
+			return 0; /* no ION here */
+		return r == -ENOMEM ? r : add_broken(ctx, node, "open", r);
+	}
+	abi = detect_abi(fd);
+	ctx->legacy_ion = abi->legacy;
+	ion_dbg(ctx, "%s: ION ABI %s", node, abi->name);
+	r = query_heaps(fd, &heaps, &n);
+	if (r == 0)
+		return add_queried_heaps(ctx, abi, fd, node, heaps, n);
+	if (r == -ENOMEM)
+		return r;
+	if (r == -ENOTTY && abi->legacy)
+		return probe_legacy_heaps(ctx, fd, node);
+	/* Every modern ION lists its heaps: this is no ION we know. */
+	return add_broken(ctx, node, "ION_IOC_HEAP_QUERY on", r);
+}
+
+static int iondev_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+			unsigned int flags, int *ret_fd)
+{
+	const struct ion_abi *abi = heap->priv;
+
+	(void)ctx;
+	flags &= ION_CACHE_FLAGS;
+	if (abi->legacy)
+		return legacy_alloc(heap->dev_fd, len, 1U << heap->kernel_id, flags,
+				    ret_fd);
+	return modern_alloc(heap->dev_fd, len, 1U << heap->kernel_id, flags, ret_fd);
+}
+
+/* For kernels before 4.6, whose dma-bufs have no DMA_BUF_IOCTL_SYNC. */
+static int iondev_sync(struct ion_heap *heap, int buf_fd)
+{
+	const struct ion_abi *abi = heap->priv;
+	struct ion_legacy_fd_data data = { .fd = buf_fd };
+	int r;
+
+	/* Modern ION buffers take DMA_BUF_IOCTL_SYNC, which sync.c tried. */
+	if (!abi || !abi->legacy)
+		return -ENOTTY;
+	r = ion_ioctl_retry(heap->dev_fd, ION_LEGACY_IOC_SYNC, &data);
+	/* EINVAL: a dma-buf, but not ION's. */
+	return r == -EINVAL ? -ENOTTY : r;
+}
+
+const struct ion_backend ion_backend_ion = {
+	.name = "ion",
+	.probe = iondev_probe,
+	.alloc = iondev_alloc,
+	.sync = iondev_sync,
+};
