@@ -34,7 +34,7 @@ struct ion_heap {
 	unsigned int props;	/* ION_HEAP_PROP_* */
 	int id;			/* compat id, or -1 */
 	int error;		/* 0, or the negative errno that stops it */
-	int dev_fd;		/* the node, open O_RDONLY|O_CLOEXEC, or -1 */
+	int dev_fd;		/* the node, open O_CLOEXEC (mode per backend), or -1 */
 	uint32_t kernel_id;	/* the kernel's own id (ION), else 0 */
 	struct ion_heap *uncached_twin; /* serves masks without ION_FLAG_CACHED */
 	void *priv;		/* the backend's */

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+/*
+ * udmabuf (Linux 4.20+): turns a sealed memfd into a dma-buf, so plain
+ * shmem pages become importable by devices where no dma-heap exists.
+ *
+ * The trap: CPU-access brackets (DMA_BUF_IOCTL_SYNC) are no reliable cache
+ * maintenance here.  The first kernels with udmabuf (4.20 on) have no
+ * begin/end_cpu_access hooks: the ioctl succeeds and does nothing.  Later
+ * ones maintain the caches for the udmabuf misc device, not for the
+ * devices that import the buffer, and 5.10's first START maps the pages
+ * (a for-device sync) instead of syncing them for the CPU.  Coherent
+ * machines (x86) never notice.
+ */
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+#include "uapi/udmabuf.h"
+
+static int udmabuf_probe(struct ion_ctx *ctx)
+{
+	_cleanup_free_ char *node = ion_ctx_path(ctx, "/dev/udmabuf");
+	struct ion_heap *heap;
+
+	if (!node)
+		return -ENOMEM;
+	if (access(node, F_OK) < 0)
+		return 0;
+	heap = ion_registry_add(ctx, &ion_backend_udmabuf, "udmabuf", NULL);
+	if (!heap)
+		return -ENOMEM;
+	heap->type = ION_HEAP_TYPE_SYSTEM;
+	heap->props = ION_HEAP_PROP_CACHED;
+	heap->dev_fd = open(node, O_RDWR | O_CLOEXEC);
+	if (heap->dev_fd < 0)
+		ion_heap_set_unavailable(heap, neg_errno(), "open %s: %m", node);
+	heap->node = steal_ptr(&node);
+	return 0;
+}
+
+static int udmabuf_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+			 unsigned int flags, int *ret_fd)
+{
+	_cleanup_close_ int memfd = -1;
+	struct udmabuf_create create = {
+		.flags = UDMABUF_FLAGS_CLOEXEC,
+		.size = len,
+	};
+	int fd;
+
+	(void)ctx;
+	(void)flags; /* the pages are shmem: always cached */
+	if (len > INT64_MAX)
+		return -EINVAL;
+	memfd = memfd_create("libion-udmabuf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (memfd < 0)
+		return neg_errno();
+	if (ftruncate(memfd, (off_t)len) < 0)
+		return neg_errno();
+	/* udmabuf pins the pages: it insists the file cannot shrink under it. */
+	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		return neg_errno();
+	create.memfd = (uint32_t)memfd;
+	/* Returns the new fd, which ion_ioctl_retry() would swallow. */
+	do {
+		fd = ioctl(heap->dev_fd, UDMABUF_CREATE, &create);
+	} while (fd < 0 && errno == EINTR);
+	/*
+	 * The request is well-formed by construction (sealed shmem, whole
+	 * pages), so EINVAL can only be the size_limit_mb module parameter
+	 * (64 MiB by default): a heap out of room, which fallback may skip.
+	 */
+	if (fd < 0)
+		return errno == EINVAL ? -ENOMEM : neg_errno();
+	/* The dma-buf holds its own references to the pages. */
+	*ret_fd = fd;
+	return 0;
+}
+
+const struct ion_backend ion_backend_udmabuf = {
+	.name = "udmabuf",
+	.probe = udmabuf_probe,
+	.alloc = udmabuf_alloc,
+};
