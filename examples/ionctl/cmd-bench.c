@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ionctl bench: allocate and close in a loop, as Android's
+ * dmabuf-heap-bench does, for each heap and size, twice in the same run:
+ * the raw kernel call and libion's ion_alloc_fd().  Blocks of the two
+ * alternate so that drift (frequency, other load) hits both alike; the
+ * figure is the median block's ns per call, and the ratio libion / raw.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench-raw.h"
+#include "ionctl.h"
+#include "src/util.h"
+
+struct bench {
+	int client;		/* the compat API's client fd */
+	unsigned int mask;	/* the heap's id bit */
+	struct raw_alloc raw;
+	unsigned int rounds;
+	double target_ns;	/* how long one block should take */
+};
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int lib_alloc_close(struct bench *b, size_t len)
+{
+	int fd, r = ion_alloc_fd(b->client, len, 0, b->mask, ION_FLAG_CACHED, &fd);
+
+	if (r < 0)
+		return r;
+	close(fd);
+	return 0;
+}
+
+/* ns for n calls, or a negative errno. */
+static double run(struct bench *b, int lib, size_t len, unsigned long n)
+{
+	double start = now_ns();
+
+	for (unsigned long i = 0; i < n; i++) {
+		int r = lib ? lib_alloc_close(b, len) : b->raw.alloc_close(&b->raw, len);
+
+		if (r < 0)
+			return r;
+	}
+	return now_ns() - start;
+}
+
+#define RUN_CALLS 8
+
+/* One round: n runs of each, interleaved; ns per call of both. */
+static int round_ns(struct bench *b, size_t len, unsigned long n, double *raw, double *lib)
+{
+	double t;
+
+	*raw = *lib = 0;
+	for (unsigned long i = 0; i < n; i++) {
+		if ((t = run(b, 0, len, RUN_CALLS)) < 0)
+			return (int)t;
+		*raw += t;
+		if ((t = run(b, 1, len, RUN_CALLS)) < 0)
+			return (int)t;
+		*lib += t;
+	}
+	*raw /= (double)(n * RUN_CALLS);
+	*lib /= (double)(n * RUN_CALLS);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int measure(struct bench *b, size_t len, double *raw_ns, double *lib_ns)
+{
+	double raw[64], lib[64], probe;
+	unsigned long n;
+	int r;
+
+	/* Warm both paths (page cache, CMA, the lazily discovered context). */
+	r = round_ns(b, len, 1, &probe, &lib[0]);
+	if (r < 0)
+		return r;
+	/* Runs per round, so that a round takes about target_ns. */
+	n = (unsigned long)(b->target_ns / (2 * RUN_CALLS * (probe > 1 ? probe : 1)));
+	n = n < 1 ? 1 : n > 20000 ? 20000 : n;
+	for (unsigned int i = 0; i < b->rounds; i++) {
+		r = round_ns(b, len, n, &raw[i], &lib[i]);
+		if (r < 0)
+			return r;
+	}
+	qsort(raw, b->rounds, sizeof(double), cmp_double);
+	qsort(lib, b->rounds, sizeof(double), cmp_double);
+	*raw_ns = raw[b->rounds / 2];
+	*lib_ns = lib[b->rounds / 2];
+	return 0;
+}
+
+static void bench_heap(struct bench *b, const struct ion_heap *h,
+		       const size_t *sizes, size_t n_sizes)
+{
+	const char *name = ion_heap_get_name(h);
+	int r;
+
+	if (ion_heap_get_error(h) || ion_heap_get_id(h) < 0)
+		return;
+	r = raw_alloc_init(&b->raw, h);
+	if (r < 0) {
+		printf("%-22s %-9s (no raw call to compare with: %s)\n", name,
+		       ion_heap_get_backend(h), strerror(-r));
+		return;
+	}
+	b->mask = 1U << ion_heap_get_id(h);
+	for (size_t i = 0; i < n_sizes; i++) {
+		double raw_ns, lib_ns;
+		char size[16];
+
+		snprintf(size, sizeof(size), sizes[i] >= (1 << 20) ? "%zuM" : "%zuK",
+			 sizes[i] >= (1 << 20) ? sizes[i] >> 20 : sizes[i] >> 10);
+		r = measure(b, sizes[i], &raw_ns, &lib_ns);
+		if (r < 0)
+			printf("%-22s %-9s %6s  failed: %s\n", name,
+			       ion_heap_get_backend(h), size, strerror(-r));
+		else
+			printf("%-22s %-9s %6s %14.0f %14.0f %7.3f\n", name,
+			       ion_heap_get_backend(h), size, raw_ns, lib_ns,
+			       lib_ns / raw_ns);
+		fflush(stdout);
+	}
+	raw_alloc_fini(&b->raw);
+}
+
+static int parse_sizes(const char *arg, size_t *sizes, size_t *n)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int r = 0;
+
+	*n = 0;
+	for (char *t = strtok_r(copy, ",", &save); t && r == 0;
+	     t = strtok_r(NULL, ",", &save))
+		r = *n < 16 ? ionctl_parse_size("bench", t, &sizes[(*n)++]) : -E2BIG;
+	free(copy);
+	return *n ? r : -EINVAL;
+}
+
+int ionctl_bench(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "heap", required_argument, NULL, 'H' },
+		{ "sizes", required_argument, NULL, 's' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "round-ms", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	size_t sizes[16] = { 4 << 10, 1 << 20, 8 << 20, 32 << 20 }, n_sizes = 4;
+	struct bench b = { .rounds = 7, .target_ns = 100e6 };
+	const char *only = NULL;
+	struct ion_ctx *ctx;
+	uint64_t v;
+	int c, n;
+
+	while ((c = getopt_long(argc, argv, "H:s:r:b:h", options, NULL)) != -1) {
+		switch (c) {
+		case 'H':
+			only = optarg;
+			break;
+		case 's':
+			if (parse_sizes(optarg, sizes, &n_sizes) < 0)
+				return ionctl_fail("bench", 0, "invalid --sizes '%s'", optarg);
+			break;
+		case 'r':
+			if (ion_parse_u64(optarg, 10, &v) < 0 || v == 0 || v > 63)
+				return ionctl_fail("bench", 0, "--rounds takes 1 to 63");
+			b.rounds = (unsigned int)v;
+			break;
+		case 'b':
+			if (ion_parse_u64(optarg, 10, &v) < 0 || v == 0 || v > 60000)
+				return ionctl_fail("bench", 0, "--round-ms takes 1 to 60000");
+			b.target_ns = (double)v * 1e6;
+			break;
+		case 'h':
+			printf("usage: ionctl bench [--heap NAME] [--sizes 4K,1M,8M,32M]\n"
+			       "                    [--rounds 7] [--round-ms 100]\n\n"
+			       "Allocates and closes buffers in a loop on every available heap\n"
+			       "(or NAME): the raw kernel call and libion's ion_alloc_fd(), in\n"
+			       "alternating runs of 8 calls, for rounds of about round-ms. Prints\n"
+			       "the median round's ns per call of both and the ratio libion / raw.\n");
+			return 0;
+		default:
+			return ionctl_fail("bench", 0, "see ionctl bench --help");
+		}
+	}
+	if (optind < argc)
+		return ionctl_fail("bench", 0, "unexpected argument '%s'", argv[optind]);
+	ctx = ionctl_ctx_new("bench");
+	if (!ctx)
+		return 1;
+	b.client = ion_open();
+	if (b.client < 0) {
+		ion_ctx_unref(ctx);
+		return ionctl_fail("bench", b.client, "ion_open");
+	}
+	printf("%-22s %-9s %6s %14s %14s %7s\n", "HEAP", "BACKEND", "SIZE",
+	       "raw ns/call", "libion ns/call", "ratio");
+	n = ion_ctx_get_heap_count(ctx);
+	for (int i = 0; i < n; i++) {
+		const struct ion_heap *h;
+
+		if (ion_ctx_get_heap(ctx, (unsigned int)i, &h) == 0 &&
+		    (!only || strcmp(only, ion_heap_get_name(h)) == 0))
+			bench_heap(&b, h, sizes, n_sizes);
+	}
+	ion_close(b.client);
+	ion_ctx_unref(ctx);
+	return 0;
+}

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Context and registry: discovery under a fake root (the same code path
+ * production runs, with a sysroot prefix), ids, the cma alias, reasons
+ * for unavailable heaps, logging and ION_LOG.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "src/internal.h"
+#include "testlib.h"
+
+struct fake_root {
+	char path[64];
+	struct fd_table fds;
+};
+
+static void touch(const char *root, const char *rel)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+static void mkdir_in(const char *root, const char *rel)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(mkdir(path, 0755), 0);
+}
+
+static int setup(void **state)
+{
+	struct fake_root *r = calloc(1, sizeof(*r));
+
+	strcpy(r->path, "/tmp/libion-root-XXXXXX");
+	assert_non_null(mkdtemp(r->path));
+	fd_table_read(&r->fds);
+	*state = r;
+	return 0;
+}
+
+static int rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int teardown(void **state)
+{
+	struct fake_root *r = *state;
+
+	fd_table_assert_same(&r->fds);
+	nftw(r->path, rm, 16, FTW_DEPTH | FTW_PHYS);
+	free(r);
+	return 0;
+}
+
+static const struct ion_heap *heap_named(struct ion_ctx *ctx, const char *name)
+{
+	const struct ion_heap *h = NULL;
+
+	assert_int_equal(ion_ctx_find_heap(ctx, name, &h), 0);
+	return h;
+}
+
+/* With no kernel allocator at all, memfd is the system heap. */
+static void test_empty_root_has_memfd(void **state)
+{
+	struct fake_root *r = *state;
+	struct ion_ctx *ctx;
+	const struct ion_heap *h, *missing = (void *)1;
+	int fd = -1;
+
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	assert_int_equal(ion_ctx_get_heap_count(ctx), 1);
+	h = heap_named(ctx, "memfd");
+	assert_string_equal(ion_heap_get_backend(h), "memfd");
+	assert_null(ion_heap_get_node(h));
+	assert_int_equal(ion_heap_get_id(h), ION_HEAP_TYPE_SYSTEM);
+	assert_int_equal(ion_heap_get_type(h), ION_HEAP_TYPE_SYSTEM);
+	assert_true(ion_heap_get_properties(h) & ION_HEAP_PROP_CPU_ONLY);
+	assert_int_equal(ion_heap_get_error(h), 0);
+	assert_null(ion_heap_get_reason(h));
+	assert_int_equal(ion_ctx_find_heap(ctx, "cma", &missing), -ENOENT);
+	assert_ptr_equal(missing, (void *)1);
+	assert_int_equal(ion_ctx_alloc_mask(ctx, ION_HEAP_SYSTEM_MASK, 4096, 0, &fd, &h), 0);
+	assert_string_equal(ion_heap_get_name(h), "memfd");
+	close(fd);
+	assert_null(ion_ctx_unref(ctx));
+}
+
+/*
+ * Nodes that are not dma-heap devices, or cannot be opened, are listed
+ * unavailable with the reason; they take no id, so memfd stays the
+ * system heap.
+ */
+static void test_unusable_dma_heap_nodes(void **state)
+{
+	struct fake_root *r = *state;
+	struct ion_ctx *ctx;
+	const struct ion_heap *h;
+	char link[256];
+	int fd = -5;
+
+	mkdir_in(r->path, "dev");
+	mkdir_in(r->path, "dev/dma_heap");
+	touch(r->path, "dev/dma_heap/system");
+	touch(r->path, "dev/dma_heap/reserved");
+	snprintf(link, sizeof(link), "%s/dev/dma_heap/loop", r->path);
+	assert_int_equal(symlink(link, link), 0);
+
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	assert_int_equal(ion_ctx_get_heap_count(ctx), 4);
+
+	h = heap_named(ctx, "system");
+	assert_int_equal(ion_heap_get_error(h), -ENOTTY);
+	assert_non_null(strstr(ion_heap_get_reason(h), "is not a dma-heap device"));
+	assert_int_equal(ion_heap_get_id(h), -1);
+
+	h = heap_named(ctx, "cma");
+	assert_string_equal(ion_heap_get_name(h), "reserved");
+	assert_int_equal(ion_heap_get_type(h), ION_HEAP_TYPE_DMA);
+	assert_true(ion_heap_get_properties(h) & ION_HEAP_PROP_CONTIGUOUS);
+
+	h = heap_named(ctx, "loop");
+	assert_int_equal(ion_heap_get_error(h), -ELOOP);
+	assert_non_null(strstr(ion_heap_get_reason(h), "open "));
+	assert_non_null(strstr(ion_heap_get_reason(h), "symbolic links"));
+
+	assert_int_equal(ion_ctx_alloc(ctx, "reserved", 4096, 0, &fd), -ENOTTY);
+	assert_int_equal(ion_ctx_alloc_mask(ctx, ION_HEAP_TYPE_DMA_MASK, 4096, 0, &fd, NULL), -ENODEV);
+	assert_int_equal(fd, -5);
+	assert_int_equal(ion_heap_get_id(heap_named(ctx, "memfd")), ION_HEAP_TYPE_SYSTEM);
+	ion_ctx_unref(ctx);
+}
+
+static void test_ctx_arguments(void **state)
+{
+	struct ion_ctx *ctx = (void *)1;
+
+	(void)state;
+	assert_int_equal(ion_ctx_new("relative/path", &ctx), -EINVAL);
+	assert_int_equal(ion_ctx_new(NULL, NULL), -EINVAL);
+	assert_ptr_equal(ctx, (void *)1);
+	assert_null(ion_ctx_unref(NULL));
+	assert_int_equal(ion_ctx_get_heap_count(NULL), -EINVAL);
+	assert_int_equal(ion_ctx_get_heap(NULL, 0, NULL), -EINVAL);
+	assert_int_equal(ion_ctx_find_heap(NULL, "memfd", NULL), -EINVAL);
+
+	assert_int_equal(ion_ctx_new("/", &ctx), 0);
+	assert_ptr_equal(ion_ctx_ref(ctx), ctx);
+	assert_null(ion_ctx_unref(ctx));
+	/* still alive: one reference left */
+	assert_true(ion_ctx_get_heap_count(ctx) >= 1);
+	assert_null(ion_ctx_unref(ctx));
+}
+
+static int log_calls;
+static void count_log(struct ion_ctx *ctx, int priority, const char *file,
+		      int line, const char *fn, const char *format, va_list args)
+{
+	(void)file;
+	(void)line;
+	(void)fn;
+	(void)format;
+	(void)args;
+	assert_int_equal(priority, LOG_DEBUG);
+	assert_ptr_equal(ion_ctx_get_userdata(ctx), &log_calls);
+	log_calls++;
+}
+
+static void test_log_handler_and_env(void **state)
+{
+	struct fake_root *r = *state;
+	struct ion_ctx *ctx;
+
+	setenv("ION_LOG", "debug", 1);
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	assert_int_equal(ion_ctx_get_log_priority(ctx), LOG_DEBUG);
+	ion_ctx_set_userdata(ctx, &log_calls);
+	ion_ctx_set_log_fn(ctx, count_log);
+	log_calls = 0;
+	assert_int_equal(ion_ctx_get_heap_count(ctx), 1);
+	/* One line per heap found, at least. */
+	assert_true(log_calls >= 1);
+	ion_ctx_unref(ctx);
+
+	setenv("ION_LOG", "4", 1);
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	assert_int_equal(ion_ctx_get_log_priority(ctx), 4);
+	ion_ctx_set_log_priority(ctx, LOG_ERR);
+	ion_ctx_set_log_fn(ctx, count_log);
+	log_calls = 0;
+	assert_int_equal(ion_ctx_get_heap_count(ctx), 1);
+	assert_int_equal(log_calls, 0);
+	ion_ctx_unref(ctx);
+
+	setenv("ION_LOG", "verbose-please", 1);
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	assert_int_equal(ion_ctx_get_log_priority(ctx), LOG_ERR);
+	ion_ctx_unref(ctx);
+	unsetenv("ION_LOG");
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_empty_root_has_memfd, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unusable_dma_heap_nodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ctx_arguments, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_log_handler_and_env, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("registry", tests, NULL, NULL);
+}

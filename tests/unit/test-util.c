@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/* The strict parsers and small helpers of src/util.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "src/internal.h"
+
+static void test_parse_size(void **state)
+{
+	uint64_t v = 99;
+
+	(void)state;
+	assert_int_equal(ion_parse_size("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(ion_parse_size("4K", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(ion_parse_size("2m", &v), 0);
+	assert_int_equal(v, 2 << 20);
+	assert_int_equal(ion_parse_size("1G", &v), 0);
+	assert_int_equal(v, 1 << 30);
+	v = 99;
+	assert_int_equal(ion_parse_size("", &v), -EINVAL);
+	assert_int_equal(ion_parse_size("-1", &v), -EINVAL);
+	assert_int_equal(ion_parse_size(" 1", &v), -EINVAL);
+	assert_int_equal(ion_parse_size("1KB", &v), -EINVAL);
+	assert_int_equal(ion_parse_size("1T", &v), -EINVAL);
+	assert_int_equal(ion_parse_size("0x10", &v), -EINVAL);
+	assert_int_equal(ion_parse_size("18446744073709551616", &v), -ERANGE);
+	assert_int_equal(ion_parse_size("17179869184G", &v), -ERANGE);
+	assert_int_equal(ion_parse_size(NULL, &v), -EINVAL);
+	assert_int_equal(v, 99);
+}
+
+static void test_parse_u64(void **state)
+{
+	uint64_t v = 7;
+
+	(void)state;
+	assert_int_equal(ion_parse_u64("18446744073709551615", 10, &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(ion_parse_u64("ff", 16, &v), 0);
+	assert_int_equal(v, 255);
+	v = 7;
+	assert_int_equal(ion_parse_u64("12abc", 10, &v), -EINVAL);
+	assert_int_equal(ion_parse_u64("+5", 10, &v), -EINVAL);
+	assert_int_equal(v, 7);
+}
+
+static void test_round_len(void **state)
+{
+	size_t len = 1, page = ion_page_size();
+
+	(void)state;
+	assert_int_equal(ion_round_len(1, &len), 0);
+	assert_int_equal(len, page);
+	assert_int_equal(ion_round_len(page, &len), 0);
+	assert_int_equal(len, page);
+	assert_int_equal(ion_round_len(page + 1, &len), 0);
+	assert_int_equal(len, 2 * page);
+	len = 3;
+	assert_int_equal(ion_round_len(0, &len), -EINVAL);
+	assert_int_equal(ion_round_len(SIZE_MAX, &len), -EINVAL);
+	assert_int_equal(ion_round_len(SIZE_MAX - page + 2, &len), -EINVAL);
+	assert_int_equal(len, 3);
+	assert_int_equal(ion_round_len(SIZE_MAX - page + 1, &len), 0);
+}
+
+static void test_read_file(void **state)
+{
+	char path[] = "/tmp/libion-util-XXXXXX", buf[8];
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "64\n", 3), 3);
+	close(fd);
+	assert_int_equal(ion_read_file(path, buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "64");
+	unlink(path);
+	assert_int_equal(ion_read_file(path, buf, sizeof(buf)), -ENOENT);
+}
+
+static void test_fd_is_memfd(void **state)
+{
+	int memfd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	(void)state;
+	assert_true(ion_fd_is_memfd(memfd));
+	assert_false(ion_fd_is_memfd(devnull));
+	assert_false(ion_fd_is_memfd(-1));
+	close(memfd);
+	close(devnull);
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_size),
+		cmocka_unit_test(test_parse_u64),
+		cmocka_unit_test(test_round_len),
+		cmocka_unit_test(test_read_file),
+		cmocka_unit_test(test_fd_is_memfd),
+	};
+
+	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}

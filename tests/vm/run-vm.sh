@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Run test programs inside a QEMU VM booted on a small test kernel that has
+# DMA-BUF heaps, udmabuf, DRM (vgem, vkms, virtio-gpu) and, on 5.10, ION.
+#
+#   run-vm.sh --kernel 6.1|5.10 --init VM_INIT [--timeout SECONDS]
+#             [--extra-file SRC:DEST]... [--env KEY=VALUE]... [--log FILE]
+#             -- TEST [ARGS...] [';' TEST [ARGS...]]...
+#
+#   --kernel      kernel series; build-kernel.sh builds or finds its bzImage
+#   --init        the vm-init executable (static), which becomes /init
+#   --timeout     per-test timeout inside the VM (default 300); the whole VM
+#                 gets the sum of them plus 60 s
+#   --extra-file  copy SRC into the VM at the absolute path DEST, with its
+#                 libraries if it is dynamically linked; DEST must not be
+#                 under /dev, /proc, /sys or /tmp, which the VM mounts over
+#   --env         put KEY=VALUE in the tests' environment (besides
+#                 LIBION_IN_VM=1 and LIBION_TEST_KERNEL=<uname -r>)
+#   --log         also write the console output to FILE
+#
+# Each TEST (a host path, relative to the current directory or absolute)
+# runs as /tests/bin/<basename> with its ARGS, which must not contain
+# blanks; tests are separated by a ';' argument (quote it in a shell).  Its
+# shared libraries and the dynamic loader are copied at their host paths,
+# and each library is also hard-linked as /lib/<soname> (the VM's
+# LD_LIBRARY_PATH) so that build-tree libraries found through an $ORIGIN
+# RUNPATH resolve too, even under /tmp, which the VM mounts over (as it
+# does /dev, /proc and /sys).  /bin/sh is busybox.
+#
+# The console is streamed to stdout (less the firmware's terminal escapes,
+# which would turn off line wrapping in a terminal).  Exit status 0 only if
+# every test exited with 0 and the VM shut down cleanly (no panic, no
+# timeout); the last line printed is "vm-<series>: N passed, N failed".
+set -euo pipefail
+
+usage() {
+	sed -n '7,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+	exit 2
+}
+die() {
+	echo "run-vm: $*" >&2
+	exit 2
+}
+
+here=$(cd "$(dirname "$0")" && pwd)
+series='' init='' timeout=300 log=''
+extras=() envs=()
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--kernel) series=${2:?}; shift 2 ;;
+	--init) init=${2:?}; shift 2 ;;
+	--timeout) timeout=${2:?}; shift 2 ;;
+	--extra-file) extras+=("${2:?}"); shift 2 ;;
+	--env) envs+=("${2:?}"); shift 2 ;;
+	--log) log=${2:?}; shift 2 ;;
+	--) shift; break ;;
+	*) usage ;;
+	esac
+done
+if [ -z "$series" ] || [ -z "$init" ] || [ $# -eq 0 ]; then
+	usage
+fi
+[[ "$timeout" =~ ^[1-9][0-9]*$ ]] || die "bad --timeout '$timeout'"
+
+bzimage=$("$here/build-kernel.sh" "$series")
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/libion-vm.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+root=$tmp/root
+mkdir -p "$root"/{bin,dev,proc,sys,tmp,lib,tests/bin}
+
+# copy SRC DEST: SRC at DEST inside the VM, with its libraries if it has any.
+copy() {
+	mkdir -p "$root$(dirname "$2")"
+	cp -L "$1" "$root$2"
+	local libs
+	libs=$(ldd "$1" 2>/dev/null) || return 0 # static or not an ELF
+	if grep -q 'not found' <<<"$libs"; then
+		echo "run-vm: missing libraries for $1:" >&2
+		grep 'not found' <<<"$libs" >&2
+		exit 1
+	fi
+	# "libc.so.6 => /lib/.../libc.so.6 (0x...)", "/lib64/ld-linux-x86-64.so.2
+	# (0x...)" (the loader), and lines with no file such as linux-vdso.so.1.
+	local name arrow path rest
+	while read -r name arrow path rest; do
+		[ "$arrow" = "=>" ] || path=$name
+		[[ "$path" == /* ]] || continue
+		if [ ! -e "$root$path" ]; then
+			mkdir -p "$root$(dirname "$path")"
+			cp -L "$path" "$root$path"
+		fi
+		if [ "$arrow" = "=>" ] && [ ! -e "$root/lib/$name" ]; then
+			ln "$root$path" "$root/lib/$name"
+		fi
+	done <<<"$libs"
+}
+
+cp "$init" "$root/init"
+cp /bin/busybox "$root/bin/busybox"
+ln -s busybox "$root/bin/sh"
+
+ntests=0
+line=()
+flush_test() {
+	[ ${#line[@]} -gt 0 ] || return 0
+	local dest
+	dest=/tests/bin/$(basename "${line[0]}")
+	if [ -e "$root$dest" ] && ! cmp -s "${line[0]}" "$root$dest"; then
+		die "two different tests named ${dest##*/}"
+	fi
+	copy "${line[0]}" "$dest"
+	line[0]=$dest
+	echo "${line[*]}" >>"$root/tests/list"
+	ntests=$((ntests + 1))
+	line=()
+}
+for arg in "$@"; do
+	if [ "$arg" = ";" ]; then
+		flush_test
+	elif [[ "$arg" =~ [[:space:]] ]]; then
+		die "blanks in a test argument are not supported: '$arg'"
+	else
+		line+=("$arg")
+	fi
+done
+flush_test
+
+for spec in ${extras[@]+"${extras[@]}"}; do
+	case "${spec##*:}" in
+	/dev/* | /proc/* | /sys/* | /tmp/*) die "$spec: the VM mounts over DEST" ;;
+	/*) ;;
+	*) die "$spec: DEST must be an absolute path" ;;
+	esac
+	copy "${spec%:*}" "${spec##*:}"
+done
+echo "$timeout" >"$root/tests/timeout"
+printf '%s\n' ${envs[@]+"${envs[@]}"} >"$root/tests/env"
+
+(cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$tmp/initrd.gz"
+
+vm_timeout=$((timeout * ntests + 60))
+console=${log:-$tmp/console.log}
+status=0
+timeout --foreground --kill-after=10 "$vm_timeout" \
+	qemu-system-x86_64 -M q35 -accel tcg -m 1024 -smp 2 -nographic \
+	-no-reboot -device intel-iommu -vga none -device virtio-gpu-pci \
+	-kernel "$bzimage" -initrd "$tmp/initrd.gz" \
+	-append "console=ttyS0 quiet cma=64M panic=-1 intel_iommu=on" \
+	</dev/null | sed -u 's/\x1b\(c\|\[[0-9;?]*[A-Za-z]\)//g' | tee "$console" ||
+	status=$?
+
+[ -z "$(tail -c 1 "$console")" ] || echo # end the console's last line
+# Markers may follow a test's output that did not end in a newline.
+markers=$(tr -d '\r' <"$console" | grep -o '@@VM-.*' || true)
+passed=$(grep -c '^@@VM-TEST-END .* 0$' <<<"$markers" || true)
+failed=$((ntests - passed))
+ok=1
+if [ "$status" = 124 ] || [ "$status" = 137 ]; then
+	echo "run-vm: the VM did not finish within ${vm_timeout}s" >&2
+	ok=0
+fi
+if grep -q 'Kernel panic' "$console"; then
+	echo "run-vm: kernel panic" >&2
+	ok=0
+fi
+if ! grep -q '^@@VM-SUITE-DONE ' <<<"$markers"; then
+	echo "run-vm: the VM did not report the end of the suite" >&2
+	ok=0
+fi
+grep '^@@VM-TEST-END ' <<<"$markers" | grep -v ' 0$' |
+	sed 's/^@@VM-TEST-END /run-vm: FAILED: /' >&2 || true
+[ "$failed" = 0 ] || ok=0
+
+echo "vm-$series: $passed passed, $failed failed"
+[ "$ok" = 1 ]

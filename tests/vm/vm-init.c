@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: MIT
+//
+// /init of the test VM's initramfs (see run-vm.sh).  It mounts the pseudo
+// file systems, runs every command of /tests/list (one a line: program
+// path, then arguments, separated by blanks) with a per-test timeout
+// (/tests/timeout, seconds, default 300), and reports on the console:
+//
+//   @@VM-TEST-BEGIN <name>
+//   @@VM-TEST-END <name> <status>     status: exit code, signal-N or timeout
+//   @@VM-SUITE-DONE <passed> <failed>
+//
+// where <name> is the list line with the program's directory left out.
+// Then it powers the machine off.  /tests/env may hold KEY=VALUE lines to
+// add to the tests' environment.
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_ARGS 64
+
+static void mount_fs(const char *type, const char *dir)
+{
+	mkdir(dir, 0755);
+	if (mount(type, dir, type, 0, NULL) != 0)
+		fprintf(stderr, "vm-init: mount %s on %s: %s\n", type, dir,
+			strerror(errno));
+}
+
+static void console_stdio(void)
+{
+	int fd = open("/dev/console", O_RDWR);
+
+	if (fd < 0)
+		return;
+	for (int i = 0; i < 3; i++)
+		dup2(fd, i);
+	if (fd > 2)
+		close(fd);
+}
+
+static void load_env(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		line[strcspn(line, "\r\n")] = '\0';
+		char *eq = strchr(line, '=');
+		if (line[0] == '#' || !eq || eq == line)
+			continue;
+		*eq = '\0';
+		setenv(line, eq + 1, 1);
+	}
+	free(line);
+	fclose(f);
+}
+
+static unsigned read_timeout(void)
+{
+	FILE *f = fopen("/tests/timeout", "r");
+	unsigned t = 0;
+
+	if (f) {
+		if (fscanf(f, "%u", &t) != 1)
+			t = 0;
+		fclose(f);
+	}
+	return t ? t : 300;
+}
+
+static volatile pid_t current_test;
+static volatile sig_atomic_t timed_out;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	timed_out = 1;
+	kill(-current_test, SIGKILL);
+}
+
+// Runs argv; writes its status, as printed in the END line, to status.
+static void run_test(char **argv, unsigned timeout, char *status, size_t len)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		snprintf(status, len, "fork-failed");
+		return;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		execv(argv[0], argv);
+		fprintf(stderr, "vm-init: exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	current_test = pid;
+	timed_out = 0;
+	alarm(timeout);
+
+	// As PID 1 we also reap the orphans a test leaves behind.
+	int ws = 0;
+	while (waitpid(-1, &ws, 0) != pid)
+		;
+	alarm(0);
+	kill(-pid, SIGKILL); // whatever the test left running
+
+	if (timed_out)
+		snprintf(status, len, "timeout");
+	else if (WIFEXITED(ws))
+		snprintf(status, len, "%d", WEXITSTATUS(ws));
+	else
+		snprintf(status, len, "signal-%d", WTERMSIG(ws));
+}
+
+int main(void)
+{
+	mount_fs("devtmpfs", "/dev");
+	console_stdio();
+	setvbuf(stdout, NULL, _IONBF, 0);
+	mount_fs("proc", "/proc");
+	mount_fs("sysfs", "/sys");
+	mount_fs("tmpfs", "/tmp");
+	mount_fs("tmpfs", "/dev/shm");
+
+	struct utsname uts;
+	uname(&uts);
+	setenv("PATH", "/tests/bin:/bin:/sbin:/usr/bin:/usr/sbin", 1);
+	setenv("LD_LIBRARY_PATH", "/lib:/usr/lib", 1);
+	setenv("LIBION_TEST_KERNEL", uts.release, 1);
+	setenv("LIBION_IN_VM", "1", 1);
+	load_env("/tests/env");
+
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	sigaction(SIGALRM, &sa, NULL);
+	unsigned timeout = read_timeout();
+
+	unsigned passed = 0, failed = 0;
+	FILE *list = fopen("/tests/list", "r");
+	char *line = NULL;
+	size_t cap = 0;
+	if (!list)
+		perror("vm-init: /tests/list");
+	while (list && getline(&line, &cap, list) > 0) {
+		char *argv[MAX_ARGS + 1];
+		int argc = 0;
+		for (char *tok = strtok(line, " \t\r\n"); tok && argc < MAX_ARGS;
+		     tok = strtok(NULL, " \t\r\n"))
+			argv[argc++] = tok;
+		if (argc == 0)
+			continue;
+		argv[argc] = NULL;
+
+		char name[1024];
+		const char *slash = strrchr(argv[0], '/');
+		size_t n = (size_t)snprintf(name, sizeof(name), "%s",
+					    slash ? slash + 1 : argv[0]);
+		for (int i = 1; i < argc && n < sizeof(name); i++)
+			n += (size_t)snprintf(name + n, sizeof(name) - n, " %s", argv[i]);
+
+		char status[32];
+		printf("@@VM-TEST-BEGIN %s\n", name);
+		run_test(argv, timeout, status, sizeof(status));
+		printf("@@VM-TEST-END %s %s\n", name, status);
+		if (strcmp(status, "0") == 0)
+			passed++;
+		else
+			failed++;
+	}
+	printf("@@VM-SUITE-DONE %u %u\n", passed, failed);
+	sync();
+	reboot(RB_POWER_OFF);
+	return 1; // PID 1 exiting panics the kernel, which panic=-1 turns into a reset
+}
