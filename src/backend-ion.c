@@ -52,7 +52,9 @@ static struct {
 static unsigned int abi_cache_len;
 static pthread_mutex_t abi_cache_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const struct ion_abi *detect_abi(int fd)
+/* The ABI of the /dev/ion open as fd, or NULL with *ret_error when the
+ * probe itself failed (nothing is cached then). */
+static const struct ion_abi *detect_abi(int fd, int *ret_error)
 {
 	struct ion_legacy_handle_data probe = { .handle = 0 };
 	const struct ion_abi *abi = NULL;
@@ -70,11 +72,15 @@ static const struct ion_abi *detect_abi(int fd)
 		 * modern one, which has no ION_IOC_FREE, ENOTTY.  Neither
 		 * logs anything (AOSP's libion tells them apart the same way).
 		 */
-		if (ion_ioctl_retry(fd, ION_LEGACY_IOC_FREE, &probe) == -ENOTTY)
+		int r = ion_ioctl_retry(fd, ION_LEGACY_IOC_FREE, &probe);
+
+		if (r == -ENOTTY)
 			abi = &abi_modern;
-		else
+		else if (r == -EINVAL)
 			abi = &abi_legacy;
-		if (keyed && abi_cache_len < ABI_CACHE_SIZE) {
+		else
+			*ret_error = r < 0 ? r : -EIO; /* a guess would stick */
+		if (abi && keyed && abi_cache_len < ABI_CACHE_SIZE) {
 			abi_cache[abi_cache_len].rdev = st.st_rdev;
 			abi_cache[abi_cache_len].dev = st.st_dev;
 			abi_cache[abi_cache_len].ino = st.st_ino;
@@ -365,7 +371,9 @@ static int iondev_probe(struct ion_ctx *ctx)
 			return 0; /* no ION here */
 		return r == -ENOMEM ? r : add_broken(ctx, node, "open", r);
 	}
-	abi = detect_abi(fd);
+	abi = detect_abi(fd, &r);
+	if (!abi)
+		return r == -ENOMEM ? r : add_broken(ctx, node, "ABI probe on", r);
 	ctx->legacy_ion = abi->legacy;
 	ion_dbg(ctx, "%s: ION ABI %s", node, abi->name);
 	r = query_heaps(fd, &heaps, &n);

@@ -7,6 +7,7 @@
 
 #include "internal.h"
 
+__attribute__((format(printf, 6, 0)))
 static void log_stderr(struct ion_ctx *ctx, int priority, const char *file,
 		       int line, const char *fn, const char *format,
 		       va_list args)
