@@ -228,6 +228,86 @@ static void test_close_releases_handles(void **pstate)
 	fd_table_assert_same(&before);
 }
 
+/* A buffer of any heap, imported as a handle, maps and shows its data. */
+static void test_import_every_heap(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_ctx *ctx;
+	int n;
+
+	assert_int_equal(ion_ctx_new(NULL, &ctx), 0);
+	n = ion_ctx_get_heap_count(ctx);
+	for (int i = 0; i < n; i++) {
+		const struct ion_heap *h;
+		ion_user_handle_t handle = 0;
+		unsigned char *p, *q;
+		int fd, map_fd;
+
+		assert_int_equal(ion_ctx_get_heap(ctx, (unsigned int)i, &h), 0);
+		if (ion_heap_get_error(h))
+			continue;
+		assert_int_equal(ion_ctx_alloc(ctx, ion_heap_get_name(h), 8192,
+					       ION_FLAG_CACHED, &fd), 0);
+		p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		assert_true(p != MAP_FAILED);
+		assert_int_equal(ion_sync(fd, ION_SYNC_START | ION_SYNC_WRITE), 0);
+		snprintf((char *)p, 64, "from %s", ion_heap_get_name(h));
+		assert_int_equal(ion_sync(fd, ION_SYNC_END | ION_SYNC_WRITE), 0);
+
+		assert_int_equal(ion_import(s->client, fd, &handle), 0);
+		close(fd);
+		assert_int_equal(ion_map(s->client, handle, 8192, PROT_READ,
+					 MAP_SHARED, 0, &q, &map_fd), 0);
+		assert_int_equal(ion_sync(map_fd, ION_SYNC_START | ION_SYNC_READ), 0);
+		assert_string_equal((char *)q + 5, ion_heap_get_name(h));
+		assert_int_equal(ion_sync(map_fd, ION_SYNC_END | ION_SYNC_READ), 0);
+		munmap(q, 8192);
+		munmap(p, 8192);
+		close(map_fd);
+		assert_int_equal(ion_free(s->client, handle), 0);
+	}
+	ion_ctx_unref(ctx);
+}
+
+/*
+ * With the CMA heap exhausted, a mask allocation stops at its -ENOMEM,
+ * or with ION_ALLOC_FALLBACK moves on to the next heap of the mask and
+ * says which served.
+ */
+static void test_fallback_when_cma_is_full(void **pstate)
+{
+	struct ion_ctx *ctx;
+	const struct ion_heap *cma, *served = NULL;
+	int held[256], n_held = 0, fd = -3, r;
+	const unsigned int mask = ION_HEAP_TYPE_DMA_MASK | ION_HEAP_SYSTEM_MASK;
+
+	(void)pstate;
+	assert_int_equal(ion_ctx_new(NULL, &ctx), 0);
+	if (ion_ctx_find_heap(ctx, "cma", &cma) < 0 || ion_heap_get_error(cma)) {
+		ion_ctx_unref(ctx);
+		skip();
+	}
+	/* 1 MiB at a time until the CMA area is full. */
+	while (n_held < 256) {
+		r = ion_ctx_alloc(ctx, "cma", 1 << 20, 0, &held[n_held]);
+		if (r < 0)
+			break;
+		n_held++;
+	}
+	assert_int_equal(r, -ENOMEM);
+	assert_true(n_held > 0);
+	assert_int_equal(ion_ctx_alloc_mask(ctx, mask, 1 << 20, ION_FLAG_CACHED, &fd, &served), -ENOMEM);
+	assert_int_equal(fd, -3);
+	assert_null(served);
+	assert_int_equal(ion_ctx_alloc_mask(ctx, mask, 1 << 20,
+					    ION_FLAG_CACHED | ION_ALLOC_FALLBACK, &fd, &served), 0);
+	assert_int_equal(ion_heap_get_id(served), ION_HEAP_TYPE_SYSTEM);
+	close(fd);
+	while (n_held > 0)
+		close(held[--n_held]);
+	ion_ctx_unref(ctx);
+}
+
 /* Every heap of the context API, reached from the mask of its id. */
 static void test_ctx_mask_reports_heap(void **pstate)
 {
@@ -271,6 +351,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_handle_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_releases_handles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctx_mask_reports_heap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_import_every_heap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fallback_when_cma_is_full, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("compat", tests, NULL, NULL);

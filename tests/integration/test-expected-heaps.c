@@ -3,7 +3,8 @@
  * Does discovery find what this kernel has?  LIBION_EXPECT_HEAPS lists
  * heap names that must be available and, prefixed with '!', names that
  * must be listed but unavailable (with a reason).  The VM suite sets it
- * per kernel; on the host the list is "memfd".  Also checks that the
+ * per kernel; on the host the list is "memfd".  A name prefixed with '-'
+ * must not be listed at all (memory another provider already offers).  Also checks that the
  * Android-convention ids are what Android code assumes.
  */
 #include <errno.h>
@@ -30,6 +31,10 @@ static void test_expected_heaps(void **state)
 		bool want_available = name[0] != '!';
 		const struct ion_heap *h;
 
+		if (name[0] == '-') {
+			assert_int_equal(ion_ctx_find_heap(ctx, name + 1, &h), -ENOENT);
+			continue;
+		}
 		name += !want_available;
 		if (ion_ctx_find_heap(ctx, name, &h) < 0) {
 			print_error("heap %s not found\n", name);

@@ -7,6 +7,7 @@
  * checks that the fd table is the same after it as before.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -302,6 +303,52 @@ static void test_child_exits_with_live_mapping(void **pstate)
 	close(fd);
 }
 
+struct thread_arg {
+	struct ion_ctx *ctx;
+	const char *heap;
+	pthread_barrier_t *start;
+	int failures;
+};
+
+static void *alloc_thread(void *data)
+{
+	struct thread_arg *a = data;
+
+	pthread_barrier_wait(a->start);
+	for (int i = 0; i < 128; i++) {
+		int fd = -1;
+
+		if (ion_ctx_alloc(a->ctx, a->heap, 64 << 10, 0, &fd) < 0 || fd < 0)
+			a->failures++;
+		else
+			close(fd);
+	}
+	return NULL;
+}
+
+/* Threads sharing a fresh context race its discovery and allocate. */
+static void test_threads_share_context(void **pstate)
+{
+	struct state *s = *pstate;
+	struct thread_arg args[4];
+	pthread_t threads[4];
+	pthread_barrier_t start;
+	struct ion_ctx *ctx;
+
+	assert_int_equal(ion_ctx_new(NULL, &ctx), 0);
+	pthread_barrier_init(&start, NULL, 4);
+	for (int i = 0; i < 4; i++) {
+		args[i] = (struct thread_arg){ ctx, s->heap, &start, 0 };
+		assert_int_equal(pthread_create(&threads[i], NULL, alloc_thread, &args[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(threads[i], NULL);
+		assert_int_equal(args[i].failures, 0);
+	}
+	pthread_barrier_destroy(&start);
+	ion_ctx_unref(ctx);
+}
+
 static void test_invalid_input(void **pstate)
 {
 	struct state *s = *pstate;
@@ -357,6 +404,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sync_rejects_bad_flags, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_share_with_child, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_child_exits_with_live_mapping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_share_context, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_buffer_name, setup, teardown),
 	};
