@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The whole test suite, as CI runs it:
+#  1. installs the Debian packages it needs (tests/deps.sh);
+#  2. builds and runs the unit, host-integration and build tests;
+#  3. runs them again under valgrind, in a build without libdrm and
+#     libudev, and in an ASan+UBSan build;
+#  4. builds (once, cached in ~/.cache/libion-vm) Linux 6.1 and 5.10 test
+#     kernels and runs the integration tests and ionctl inside QEMU on both.
+# Ends with one line "N passed, N failed" over every meson test it ran.
+#
+# LIBION_SKIP_VM=1 skips step 4; BUILD_DIR (default build-tests) names
+# the build directory (BUILD_DIR-nodeps is the one without libdrm and
+# libudev), ASAN_DIR (default build-asan) the sanitizer one.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${BUILD_DIR:-build-tests}
+asan=${ASAN_DIR:-build-asan}
+logs=()
+
+tests/deps.sh
+
+step() { printf '\n==== %s\n' "$*"; }
+
+# meson test, keeping a copy of its JSON log for the final count.
+logdir=$(mktemp -d)
+trap 'rm -rf "$logdir"' EXIT
+mtest() {
+	local dir=$1 status=0
+	shift
+	meson test -C "$dir" --print-errorlogs "$@" || status=$?
+	logs+=("$logdir/${#logs[@]}.json")
+	cp "$(ls -t "$dir"/meson-logs/testlog*.json | head -n 1)" "${logs[-1]}"
+	return $status
+}
+
+failed=0
+step "build"
+if [ -d "$build" ]; then meson setup --reconfigure "$build" >/dev/null; else meson setup "$build"; fi
+meson compile -C "$build"
+
+step "unit, host and build tests"
+mtest "$build" --suite unit --suite host --suite build || failed=1
+
+step "the same under valgrind"
+mtest "$build" --setup valgrind --suite unit --suite host || failed=1
+
+step "build without libdrm and libudev"
+nodeps=${build}-nodeps
+[ -d "$nodeps" ] || meson setup "$nodeps" -Ddrm=disabled -Dudev=disabled -Dvm_tests=disabled >/dev/null
+meson compile -C "$nodeps" >/dev/null
+mtest "$nodeps" --suite unit --suite host --suite build || failed=1
+
+step "ASan + UBSan build"
+if [ ! -d "$asan" ]; then
+	meson setup "$asan" -Db_sanitize=address,undefined -Db_lundef=false \
+		-Dvm_tests=disabled -Dwerror=true
+fi
+meson compile -C "$asan"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	mtest "$asan" --suite unit --suite host --suite build || failed=1
+
+if [ "${LIBION_SKIP_VM:-0}" != 1 ]; then
+	step "test kernels (built once, then cached)"
+	tests/vm/build-kernel.sh 6.1
+	tests/vm/build-kernel.sh 5.10
+	step "VM suite: Linux 6.1 and 5.10 under QEMU"
+	mtest "$build" --suite vm || failed=1
+fi
+
+step "summary"
+python3 - "${logs[@]}" <<'PY'
+import json, sys
+passed = failed = skipped = 0
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = json.loads(line)
+        if r["result"] in ("OK", "EXPECTEDFAIL"):
+            passed += 1
+        elif r["result"] == "SKIP":
+            skipped += 1
+        else:
+            failed += 1
+            print("failed:", r["name"], r["result"])
+print(f"{passed} passed, {failed} failed, {skipped} skipped")
+PY
+exit $failed
