@@ -31,22 +31,11 @@ static int memfd_probe(struct ion_ctx *ctx)
 static int memfd_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
 		       unsigned int flags, int *ret_fd)
 {
-	_cleanup_close_ int fd = -1;
-
 	(void)ctx;
 	(void)heap;
 	(void)flags;
-	if (len > INT64_MAX)
-		return -EINVAL;
-	fd = memfd_create("libion", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return neg_errno();
-	if (ftruncate(fd, (off_t)len) < 0)
-		return neg_errno();
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
-		return neg_errno();
-	*ret_fd = steal_fd(&fd);
-	return 0;
+	return ion_memfd_create_sealed("libion", len, F_SEAL_SHRINK | F_SEAL_GROW,
+				       ret_fd);
 }
 
 const struct ion_backend ion_backend_memfd = {

@@ -12,6 +12,7 @@
  * machines (x86) never notice.
  */
 #include <fcntl.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
@@ -21,20 +22,24 @@
 static int udmabuf_probe(struct ion_ctx *ctx)
 {
 	_cleanup_free_ char *node = ion_ctx_path(ctx, "/dev/udmabuf");
+	_cleanup_close_ int fd = -1;
 	struct ion_heap *heap;
+	int error;
 
 	if (!node)
 		return -ENOMEM;
-	if (access(node, F_OK) < 0)
-		return 0;
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	error = fd < 0 ? neg_errno() : 0;
+	if (error == -ENOENT || error == -ENOTDIR)
+		return 0; /* no udmabuf here */
 	heap = ion_registry_add(ctx, &ion_backend_udmabuf, "udmabuf", NULL);
 	if (!heap)
 		return -ENOMEM;
 	heap->type = ION_HEAP_TYPE_SYSTEM;
 	heap->props = ION_HEAP_PROP_CACHED;
-	heap->dev_fd = open(node, O_RDWR | O_CLOEXEC);
-	if (heap->dev_fd < 0)
-		ion_heap_set_unavailable(heap, neg_errno(), "open %s: %m", node);
+	if (error)
+		ion_heap_set_unavailable(heap, error, "open %s: %s", node, strerror(-error));
+	heap->dev_fd = steal_fd(&fd);
 	heap->node = steal_ptr(&node);
 	return 0;
 }
@@ -47,20 +52,14 @@ static int udmabuf_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
 		.flags = UDMABUF_FLAGS_CLOEXEC,
 		.size = len,
 	};
-	int fd;
+	int fd, r;
 
 	(void)ctx;
 	(void)flags; /* the pages are shmem: always cached */
-	if (len > INT64_MAX)
-		return -EINVAL;
-	memfd = memfd_create("libion-udmabuf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (memfd < 0)
-		return neg_errno();
-	if (ftruncate(memfd, (off_t)len) < 0)
-		return neg_errno();
 	/* udmabuf pins the pages: it insists the file cannot shrink under it. */
-	if (fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
-		return neg_errno();
+	r = ion_memfd_create_sealed("libion-udmabuf", len, F_SEAL_SHRINK, &memfd);
+	if (r < 0)
+		return r;
 	create.memfd = (uint32_t)memfd;
 	/* Returns the new fd, which ion_ioctl_retry() would swallow. */
 	do {

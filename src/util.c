@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 
 #include "util.h"
 
@@ -81,6 +82,24 @@ int ion_read_file(const char *path, char *buf, size_t size)
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
 		n--;
 	buf[n] = '\0';
+	return 0;
+}
+
+int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
+			    int *ret_fd)
+{
+	_cleanup_close_ int fd = -1;
+
+	if (len > INT64_MAX)
+		return -EINVAL;
+	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return neg_errno();
+	if (ftruncate(fd, (off_t)len) < 0)
+		return neg_errno();
+	if (fcntl(fd, F_ADD_SEALS, seals) < 0)
+		return neg_errno();
+	*ret_fd = steal_fd(&fd);
 	return 0;
 }
 

@@ -58,6 +58,13 @@ int ion_parse_size(const char *s, uint64_t *ret);
 /* Reads a small sysfs-like file into buf, newline stripped. */
 int ion_read_file(const char *path, char *buf, size_t size);
 
+/*
+ * A close-on-exec memfd of len bytes with the given F_SEAL_* seals; 0 or a
+ * negative errno, and no fd left behind on failure.
+ */
+int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
+			    int *ret_fd);
+
 /* true when the fd is a memfd (or other sealable shmem file). */
 bool ion_fd_is_memfd(int fd);
 

@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -75,6 +76,20 @@ bool fd_is_cloexec(int fd)
 	int flags = fcntl(fd, F_GETFD);
 
 	return flags >= 0 && (flags & FD_CLOEXEC);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+int test_remove_tree(const char *path)
+{
+	return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static int add_name(char ***names, int *n, const char *name)

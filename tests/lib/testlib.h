@@ -22,6 +22,9 @@ void fd_table_assert_same(const struct fd_table *before);
 
 bool fd_is_cloexec(int fd);
 
+/* Removes a directory tree (a test's fake root); 0 or -1. */
+int test_remove_tree(const char *path);
+
 /*
  * The heaps a suite runs on: every available heap of a fresh context, or
  * the comma-separated names in LIBION_TEST_HEAPS.  Returns a malloc'ed

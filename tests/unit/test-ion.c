@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -146,19 +145,11 @@ static int group_setup(void **state)
 	return 0;
 }
 
-static int rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int group_teardown(void **state)
 {
 	(void)state;
 	ion_mock_teardown();
-	return nftw(top, rm, 16, FTW_DEPTH | FTW_PHYS);
+	return test_remove_tree(top);
 }
 
 /* Most tests: the main root, its mock serving the four probe heaps. */

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -56,20 +55,12 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int teardown(void **state)
 {
 	struct fake_root *r = *state;
 
 	fd_table_assert_same(&r->fds);
-	nftw(r->path, rm, 16, FTW_DEPTH | FTW_PHYS);
+	test_remove_tree(r->path);
 	free(r);
 	return 0;
 }
