@@ -46,19 +46,30 @@ static int raw_ion(struct raw_alloc *raw, size_t len)
 /* memfd_create + ftruncate + close */
 static int raw_memfd(struct raw_alloc *raw, size_t len)
 {
-	int fd = memfd_create("raw", MFD_CLOEXEC);
+	int fd = memfd_create("raw", MFD_CLOEXEC), r = 0;
 
 	(void)raw;
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)len) < 0) {
-		int r = -errno;
-
-		close(fd);
-		return r;
-	}
+	if (ftruncate(fd, (off_t)len) < 0)
+		r = -errno;
 	close(fd);
-	return 0;
+	return r;
+}
+
+/* memfd_create + ftruncate + seal + close: what libion's memfd heap does */
+static int raw_memfd_sealed(struct raw_alloc *raw, size_t len)
+{
+	int fd = memfd_create("raw", MFD_CLOEXEC | MFD_ALLOW_SEALING), r = 0;
+
+	(void)raw;
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)len) < 0 ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+		r = -errno;
+	close(fd);
+	return r;
 }
 
 /* memfd_create + ftruncate + seal + UDMABUF_CREATE + close both */
@@ -117,33 +128,41 @@ static int find_ion_heap_id(int fd, const char *name, uint32_t *ret)
 	return -ENOENT;
 }
 
-int raw_alloc_init(struct raw_alloc *raw, const struct ion_heap *heap)
+int raw_alloc_init(struct raw_alloc *raw, const struct ion_heap *heap,
+		   unsigned int variant)
 {
 	const char *backend = ion_heap_get_backend(heap);
 	const char *node = ion_heap_get_node(heap);
 
 	memset(raw, 0, sizeof(*raw));
 	raw->dev_fd = -1;
-	if (strcmp(backend, "memfd") == 0) {
-		raw->alloc_close = raw_memfd;
+	if (strcmp(backend, "memfd") == 0 && variant <= 1) {
+		raw->name = variant ? "memfd+seal" : "memfd";
+		raw->alloc_close = variant ? raw_memfd_sealed : raw_memfd;
 		return 0;
 	}
-	if (!node)
+	if (!node || variant > 0)
 		return -ENOTSUP;
 	raw->dev_fd = open(node, (strcmp(backend, "dma-heap") ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (raw->dev_fd < 0)
 		return -errno;
-	if (strcmp(backend, "dma-heap") == 0)
+	if (strcmp(backend, "dma-heap") == 0) {
+		raw->name = "heap-ioctl";
 		raw->alloc_close = raw_dmaheap;
-	else if (strcmp(backend, "udmabuf") == 0)
+	} else if (strcmp(backend, "udmabuf") == 0) {
+		raw->name = "udmabuf";
 		raw->alloc_close = raw_udmabuf;
 #if HAVE_LIBDRM
-	else if (strcmp(backend, "gem") == 0)
+	} else if (strcmp(backend, "gem") == 0) {
+		raw->name = "dumb+prime";
 		raw->alloc_close = raw_gem;
 #endif
-	else if (strcmp(backend, "ion") == 0 &&
-		 find_ion_heap_id(raw->dev_fd, ion_heap_get_name(heap), &raw->ion_heap_id) == 0)
+	} else if (strcmp(backend, "ion") == 0 &&
+		   find_ion_heap_id(raw->dev_fd, ion_heap_get_name(heap),
+				    &raw->ion_heap_id) == 0) {
+		raw->name = "ion-ioctl";
 		raw->alloc_close = raw_ion;
+	}
 	if (!raw->alloc_close) {
 		raw_alloc_fini(raw);
 		return -ENOTSUP;

@@ -12,14 +12,20 @@
 #include <ion/ion.h>
 
 struct raw_alloc {
+	const char *name;	/* the call sequence, for the table */
 	int dev_fd;
 	uint32_t ion_heap_id;
 	/* Allocates len bytes and closes the buffer again; 0 or -errno. */
 	int (*alloc_close)(struct raw_alloc *raw, size_t len);
 };
 
-/* Sets up the raw call for a heap of libion's; -ENOTSUP when there is none. */
-int raw_alloc_init(struct raw_alloc *raw, const struct ion_heap *heap);
+/*
+ * Sets up raw call number variant for a heap of libion's: 0 is the plain
+ * kernel call; 1, where it differs, the same syscalls libion makes (the
+ * memfd heap also seals).  -ENOTSUP when there is no such call.
+ */
+int raw_alloc_init(struct raw_alloc *raw, const struct ion_heap *heap,
+		   unsigned int variant);
 void raw_alloc_fini(struct raw_alloc *raw);
 
 #endif

@@ -112,38 +112,48 @@ static int measure(struct bench *b, size_t len, double *raw_ns, double *lib_ns)
 	return 0;
 }
 
-static void bench_heap(struct bench *b, const struct ion_heap *h,
-		       const size_t *sizes, size_t n_sizes)
+static void bench_raw(struct bench *b, const struct ion_heap *h,
+		      const size_t *sizes, size_t n_sizes)
 {
-	const char *name = ion_heap_get_name(h);
-	int r;
-
-	if (ion_heap_get_error(h) || ion_heap_get_id(h) < 0)
-		return;
-	r = raw_alloc_init(&b->raw, h);
-	if (r < 0) {
-		printf("%-22s %-9s (no raw call to compare with: %s)\n", name,
-		       ion_heap_get_backend(h), strerror(-r));
-		return;
-	}
-	b->mask = 1U << ion_heap_get_id(h);
 	for (size_t i = 0; i < n_sizes; i++) {
 		double raw_ns, lib_ns;
 		char size[16];
+		int r;
 
 		snprintf(size, sizeof(size), sizes[i] >= (1 << 20) ? "%zuM" : "%zuK",
 			 sizes[i] >= (1 << 20) ? sizes[i] >> 20 : sizes[i] >> 10);
 		r = measure(b, sizes[i], &raw_ns, &lib_ns);
 		if (r < 0)
-			printf("%-22s %-9s %6s  failed: %s\n", name,
-			       ion_heap_get_backend(h), size, strerror(-r));
+			printf("%-22s %-9s %-11s %5s  failed: %s\n", ion_heap_get_name(h),
+			       ion_heap_get_backend(h), b->raw.name, size, strerror(-r));
 		else
-			printf("%-22s %-9s %6s %14.0f %14.0f %7.3f\n", name,
-			       ion_heap_get_backend(h), size, raw_ns, lib_ns,
-			       lib_ns / raw_ns);
+			printf("%-22s %-9s %-11s %5s %14.0f %14.0f %7.3f\n",
+			       ion_heap_get_name(h), ion_heap_get_backend(h),
+			       b->raw.name, size, raw_ns, lib_ns, lib_ns / raw_ns);
 		fflush(stdout);
 	}
-	raw_alloc_fini(&b->raw);
+}
+
+static void bench_heap(struct bench *b, const struct ion_heap *h,
+		       const size_t *sizes, size_t n_sizes)
+{
+	int r;
+
+	if (ion_heap_get_error(h) || ion_heap_get_id(h) < 0)
+		return;
+	b->mask = 1U << ion_heap_get_id(h);
+	for (unsigned int variant = 0;; variant++) {
+		r = raw_alloc_init(&b->raw, h, variant);
+		if (r < 0) {
+			if (variant == 0)
+				printf("%-22s %-9s (no raw call to compare with: %s)\n",
+				       ion_heap_get_name(h), ion_heap_get_backend(h),
+				       strerror(-r));
+			return;
+		}
+		bench_raw(b, h, sizes, n_sizes);
+		raw_alloc_fini(&b->raw);
+	}
 }
 
 static int parse_sizes(const char *arg, size_t *sizes, size_t *n)
@@ -217,8 +227,8 @@ int ionctl_bench(int argc, char **argv)
 		ion_ctx_unref(ctx);
 		return ionctl_fail("bench", b.client, "ion_open");
 	}
-	printf("%-22s %-9s %6s %14s %14s %7s\n", "HEAP", "BACKEND", "SIZE",
-	       "raw ns/call", "libion ns/call", "ratio");
+	printf("%-22s %-9s %-11s %5s %14s %14s %7s\n", "HEAP", "BACKEND", "RAW CALL",
+	       "SIZE", "raw ns/call", "libion ns/call", "ratio");
 	n = ion_ctx_get_heap_count(ctx);
 	for (int i = 0; i < n; i++) {
 		const struct ion_heap *h;
