@@ -213,24 +213,32 @@ out:
 	return r;
 }
 
+/* Called with the lock held: where a live handle keeps its fd, or NULL. */
+static int *handle_slot(struct client *c, ion_user_handle_t handle)
+{
+	if (handle <= 0 || (unsigned int)handle > c->n_handles ||
+	    c->handles[handle - 1] < 0)
+		return NULL;
+	return &c->handles[handle - 1];
+}
+
 /* A close-on-exec duplicate of the buffer behind a handle. */
 static int handle_dup(int fd, ion_user_handle_t handle, int *ret_fd)
 {
 	struct client *c;
-	int r;
+	int *slot, r;
 
 	pthread_mutex_lock(&lock);
 	r = lookup(fd, &c);
+	if (r == 0 && !(slot = handle_slot(c, handle)))
+		r = -EINVAL;
 	if (r == 0) {
-		if (handle <= 0 || (unsigned int)handle > c->n_handles ||
-		    c->handles[handle - 1] < 0)
-			r = -EINVAL;
-		else {
-			r = fcntl(c->handles[handle - 1], F_DUPFD_CLOEXEC, 0);
-			if (r < 0)
-				r = neg_errno();
-			else
-				*ret_fd = r, r = 0;
+		r = fcntl(*slot, F_DUPFD_CLOEXEC, 0);
+		if (r >= 0) {
+			*ret_fd = r;
+			r = 0;
+		} else {
+			r = neg_errno();
 		}
 	}
 	pthread_mutex_unlock(&lock);
@@ -257,18 +265,15 @@ ION_EXPORT int ion_alloc(int fd, size_t len, size_t align,
 ION_EXPORT int ion_free(int fd, ion_user_handle_t handle)
 {
 	struct client *c;
-	int buf_fd = -1, r;
+	int *slot, buf_fd = -1, r;
 
 	pthread_mutex_lock(&lock);
 	r = lookup(fd, &c);
+	if (r == 0 && !(slot = handle_slot(c, handle)))
+		r = -EINVAL;
 	if (r == 0) {
-		if (handle <= 0 || (unsigned int)handle > c->n_handles ||
-		    c->handles[handle - 1] < 0)
-			r = -EINVAL;
-		else {
-			buf_fd = c->handles[handle - 1];
-			c->handles[handle - 1] = -1;
-		}
+		buf_fd = *slot;
+		*slot = -1;
 	}
 	pthread_mutex_unlock(&lock);
 	if (buf_fd >= 0)

@@ -6,50 +6,54 @@
 
 #include "fdpass.h"
 
-int fdpass_send(int sock, int fd)
-{
-	char dummy = 'F';
-	struct iovec iov = { .iov_base = &dummy, .iov_len = 1 };
+/* One byte of payload and room for one fd. */
+struct fd_message {
+	char byte;
+	struct iovec iov;
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
-	struct cmsghdr *cmsg = CMSG_FIRSTHDR(&msg);
+	} control;
+	struct msghdr msg;
+};
 
-	memset(u.buf, 0, sizeof(u.buf));
+static void fd_message_init(struct fd_message *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->byte = 'F';
+	m->iov.iov_base = &m->byte;
+	m->iov.iov_len = 1;
+	m->msg.msg_iov = &m->iov;
+	m->msg.msg_iovlen = 1;
+	m->msg.msg_control = m->control.buf;
+	m->msg.msg_controllen = sizeof(m->control.buf);
+}
+
+int fdpass_send(int sock, int fd)
+{
+	struct fd_message m;
+	struct cmsghdr *cmsg;
+
+	fd_message_init(&m);
+	cmsg = CMSG_FIRSTHDR(&m.msg);
 	cmsg->cmsg_level = SOL_SOCKET;
 	cmsg->cmsg_type = SCM_RIGHTS;
 	cmsg->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(cmsg), &fd, sizeof(int));
-	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+	return sendmsg(sock, &m.msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
 int fdpass_recv(int sock, int *ret_fd)
 {
-	char dummy;
-	struct iovec iov = { .iov_base = &dummy, .iov_len = 1 };
-	union {
-		struct cmsghdr align;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} u;
-	struct msghdr msg = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = u.buf,
-		.msg_controllen = sizeof(u.buf),
-	};
+	struct fd_message m;
 	struct cmsghdr *cmsg;
 
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+	fd_message_init(&m);
+	if (recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC) != 1)
 		return -EIO;
-	cmsg = CMSG_FIRSTHDR(&msg);
-	if (!cmsg || cmsg->cmsg_type != SCM_RIGHTS)
+	cmsg = CMSG_FIRSTHDR(&m.msg);
+	if (!cmsg || cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS ||
+	    cmsg->cmsg_len != CMSG_LEN(sizeof(int)))
 		return -EBADMSG;
 	memcpy(ret_fd, CMSG_DATA(cmsg), sizeof(int));
 	return 0;
