@@ -55,10 +55,14 @@ ION_EXPORT int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask
 {
 	int r = -ENODEV;
 
+	size_t rounded;
+
 	if (!ctx || !ret_fd || (flags & ~ION_ALLOC_VALID_FLAGS))
 		return -EINVAL;
-	if (len == 0)
-		return -EINVAL;
+	/* The length first, as the kernel's ION checks it: then the mask. */
+	r = ion_round_len(len, &rounded);
+	if (r < 0)
+		return r;
 	r = ion_ctx_ensure_discovered(ctx);
 	if (r < 0)
 		return r;
@@ -103,13 +107,23 @@ ION_EXPORT int ion_buffer_set_name(int buf_fd, const char *name)
 ION_EXPORT int ion_buffer_get_size(int buf_fd, size_t *ret_size)
 {
 	struct stat st;
+	off_t end;
 
 	if (!ret_size)
 		return -EINVAL;
 	if (fstat(buf_fd, &st) < 0)
 		return neg_errno();
-	if (st.st_size < 0)
+	if (S_ISREG(st.st_mode)) {
+		end = st.st_size; /* a memfd: leave its file offset alone */
+	} else {
+		/* A dma-buf: its inode has the size only since Linux 5.3, but
+		 * it has answered SEEK_END with it since 3.19. */
+		end = lseek(buf_fd, 0, SEEK_END);
+		if (end < 0)
+			return neg_errno();
+	}
+	if (end < 0)
 		return -EINVAL;
-	*ret_size = (size_t)st.st_size;
+	*ret_size = (size_t)end;
 	return 0;
 }

@@ -39,15 +39,16 @@ static int check_dma_heap_node(struct ion_ctx *ctx, int fd)
 	return strcmp(base ? base + 1 : target, "dma_heap") == 0 ? 0 : -ENOTTY;
 }
 
-static void add_heap(struct ion_ctx *ctx, struct ion_heap *heap, const char *dir,
-		     const char *name)
+/* Fills in a heap found as dir/name; 0, or -ENOMEM.  A node that cannot
+ * be used leaves the heap listed unavailable with the reason. */
+static int add_heap(struct ion_ctx *ctx, struct ion_heap *heap, const char *dir,
+		    const char *name)
 {
-	int fd;
+	int fd, r;
 
 	if (asprintf(&heap->node, "%s/%s", dir, name) < 0) {
 		heap->node = NULL;
-		ion_heap_set_unavailable(heap, -ENOMEM, "out of memory");
-		return;
+		return -ENOMEM;
 	}
 	if (strcmp(name, "system") == 0) {
 		heap->type = ION_HEAP_TYPE_SYSTEM;
@@ -56,6 +57,7 @@ static void add_heap(struct ion_ctx *ctx, struct ion_heap *heap, const char *dir
 	} else if (strcmp(name, "system-uncached") == 0) {
 		heap->type = ION_HEAP_TYPE_SYSTEM;
 		heap->props = ION_HEAP_PROP_UNCACHED;
+		heap->memory_key = strdup("system-uncached");
 	} else if (ion_is_cma_name(name)) {
 		heap->type = ION_HEAP_TYPE_DMA;
 		heap->props = ION_HEAP_PROP_CONTIGUOUS | ION_HEAP_PROP_CACHED;
@@ -63,20 +65,28 @@ static void add_heap(struct ion_ctx *ctx, struct ion_heap *heap, const char *dir
 			heap->memory_key = NULL;
 	} else {
 		heap->type = ION_HEAP_TYPE_CUSTOM;
+		heap->memory_key = strdup(name);
 	}
+	/* Without its key a heap could be offered twice (ION on 5.10). */
+	if (!heap->memory_key)
+		return -ENOMEM;
 	fd = open(heap->node, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		ion_heap_set_unavailable(heap, neg_errno(), "open %s: %m", heap->node);
-		return;
+		r = neg_errno();
+		ion_heap_set_unavailable(heap, r, "open %s: %s", heap->node, strerror(-r));
+		return 0;
 	}
-	int r = check_dma_heap_node(ctx, fd);
+	r = check_dma_heap_node(ctx, fd);
 	if (r < 0) {
 		close(fd);
+		if (r == -ENOMEM)
+			return r;
 		ion_heap_set_unavailable(heap, r, "%s is not a dma-heap device",
 					 heap->node);
-		return;
+		return 0;
 	}
 	heap->dev_fd = fd;
+	return 0;
 }
 
 static int dmaheap_probe(struct ion_ctx *ctx)
@@ -103,7 +113,9 @@ static int dmaheap_probe(struct ion_ctx *ctx)
 			r = -ENOMEM;
 			break;
 		}
-		add_heap(ctx, heap, dir, name);
+		r = add_heap(ctx, heap, dir, name);
+		if (r < 0)
+			break;
 		if (!heap->error && strcmp(name, "system") == 0)
 			system = heap;
 		if (!heap->error && strcmp(name, "system-uncached") == 0)

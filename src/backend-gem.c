@@ -71,17 +71,19 @@ static int dumb_create(int fd, size_t len, uint32_t *ret_handle)
 	return 0;
 }
 
-static int prime_export(int fd, uint32_t handle, int *ret_fd)
+/*
+ * PRIME export flags, decided once per device at discovery (heap->priv):
+ * before 4.6 the kernel refuses DRM_RDWR.  Such an fd is still good for
+ * sharing with devices, but the CPU can only map it read-only.
+ */
+static const uint32_t export_rdwr = DRM_CLOEXEC | DRM_RDWR;
+static const uint32_t export_rdonly = DRM_CLOEXEC;
+
+static int prime_export(int fd, uint32_t handle, uint32_t flags, int *ret_fd)
 {
 	int buf_fd, r;
 
-	r = drm_result(drmPrimeHandleToFD(fd, handle, DRM_CLOEXEC | DRM_RDWR, &buf_fd));
-	/*
-	 * Before 4.6 the kernel refuses DRM_RDWR.  Its fd is still good for
-	 * sharing with devices, but the CPU can only map it read-only.
-	 */
-	if (r == -EINVAL)
-		r = drm_result(drmPrimeHandleToFD(fd, handle, DRM_CLOEXEC, &buf_fd));
+	r = drm_result(drmPrimeHandleToFD(fd, handle, flags, &buf_fd));
 	if (r < 0)
 		return r;
 	*ret_fd = buf_fd;
@@ -89,7 +91,7 @@ static int prime_export(int fd, uint32_t handle, int *ret_fd)
 }
 
 /* The fd alone owns the buffer: no handle lingers on the shared device fd. */
-static int dumb_alloc(int fd, size_t len, int *ret_fd)
+static int dumb_alloc(int fd, size_t len, uint32_t export_flags, int *ret_fd)
 {
 	uint32_t handle;
 	int r;
@@ -97,7 +99,7 @@ static int dumb_alloc(int fd, size_t len, int *ret_fd)
 	r = dumb_create(fd, len, &handle);
 	if (r < 0)
 		return r;
-	r = prime_export(fd, handle, ret_fd);
+	r = prime_export(fd, handle, export_flags, ret_fd);
 	drmModeDestroyDumbBuffer(fd, handle);
 	return r;
 }
@@ -108,8 +110,10 @@ static int dumb_alloc(int fd, size_t len, int *ret_fd)
  * render node may refuse what the capability promises.  *ret_what says
  * which step failed.
  */
-static int check_dumb_export(int fd, const char **ret_what)
+static int check_dumb_export(int fd, const char **ret_what,
+			     const uint32_t **ret_export)
 {
+	const uint32_t *export = &export_rdwr;
 	uint64_t cap;
 	uint32_t handle;
 	int buf_fd, r;
@@ -124,11 +128,16 @@ static int check_dumb_export(int fd, const char **ret_what)
 	if (drmGetCap(fd, DRM_CAP_PRIME, &cap) == 0 && !(cap & DRM_PRIME_CAP_EXPORT))
 		r = -ENOSYS; /* what the export itself would answer */
 	else
-		r = prime_export(fd, handle, &buf_fd);
+		r = prime_export(fd, handle, *export, &buf_fd);
+	if (r == -EINVAL) {
+		export = &export_rdonly;
+		r = prime_export(fd, handle, *export, &buf_fd);
+	}
 	drmModeDestroyDumbBuffer(fd, handle);
 	if (r < 0)
 		return r;
 	close(buf_fd);
+	*ret_export = export;
 	return 0;
 }
 
@@ -137,7 +146,8 @@ static int check_dumb_export(int fd, const char **ret_what)
  * *ret_what set ("open", "DRM version", or check_dumb_export()'s step).
  * Sets *driver (malloc'ed) if still NULL and the node names its driver.
  */
-static int open_node(const struct drm_node *node, char **driver, const char **ret_what)
+static int open_node(const struct drm_node *node, char **driver,
+		     const char **ret_what, const uint32_t **ret_export)
 {
 	_cleanup_close_ int fd = -1;
 	drmVersionPtr version;
@@ -159,11 +169,15 @@ static int open_node(const struct drm_node *node, char **driver, const char **re
 	/*
 	 * Opening a card node nobody is master of makes us master, and a
 	 * display server started later could not become it (EBUSY).  Dumb
-	 * buffers and PRIME need no master: give it up at once.
+	 * buffers and PRIME need no master: give it up at once.  Before 5.8
+	 * only root may drop it: then leave the device alone rather than
+	 * hold it for the context's lifetime.
 	 */
-	if (!node->render)
-		drmDropMaster(fd);
-	r = check_dumb_export(fd, ret_what);
+	if (!node->render && drmDropMaster(fd) != 0 && drmIsMaster(fd)) {
+		*ret_what = "dropping DRM master";
+		return -EBUSY;
+	}
+	r = check_dumb_export(fd, ret_what, ret_export);
 	if (r < 0)
 		return r;
 	return steal_fd(&fd);
@@ -227,13 +241,14 @@ static int add_device(struct ion_ctx *ctx, const struct drm_node *render,
 	_cleanup_free_ char *driver = NULL, *name = NULL;
 	_cleanup_close_ int fd = -1; /* or the negative errno of the last try */
 	const char *what = NULL;
+	const uint32_t *export = NULL;
 	struct ion_heap *heap;
 
 	for (size_t i = 0; i < 2 && fd < 0; i++) {
 		if (!tries[i])
 			continue;
 		node = tries[i];
-		fd = open_node(node, &driver, &what);
+		fd = open_node(node, &driver, &what, &export);
 		if (fd == -ENOMEM)
 			return -ENOMEM;
 		if (fd < 0)
@@ -267,8 +282,10 @@ static int add_device(struct ion_ctx *ctx, const struct drm_node *render,
 					 strerror(-fd));
 	else if (fd < 0)
 		ion_heap_set_unavailable(heap, fd, "%s: %s", what, strerror(-fd));
-	else
+	else {
 		heap->dev_fd = steal_fd(&fd);
+		heap->priv = (void *)export;
+	}
 	return 0;
 }
 
@@ -368,7 +385,7 @@ static int gem_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
 {
 	(void)ctx;
 	(void)flags; /* a dumb buffer's caching is the driver's */
-	return dumb_alloc(heap->dev_fd, len, ret_fd);
+	return dumb_alloc(heap->dev_fd, len, *(const uint32_t *)heap->priv, ret_fd);
 }
 
 const struct ion_backend ion_backend_gem = {

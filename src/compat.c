@@ -8,6 +8,7 @@
  * which is what lets the handle calls work on every backend.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -41,6 +42,18 @@ static int lookup(int fd, struct client **ret)
 	return fcntl(fd, F_GETFD) < 0 ? -EBADF : -ENOTTY;
 }
 
+/* 0 when fd is a client, else -EBADF or -ENOTTY. */
+static int client_check(int fd)
+{
+	struct client *c;
+	int r;
+
+	pthread_mutex_lock(&lock);
+	r = lookup(fd, &c);
+	pthread_mutex_unlock(&lock);
+	return r;
+}
+
 /* The shared context of a client fd, referenced; NULL with *err set. */
 static struct ion_ctx *client_ctx(int fd, int *err)
 {
@@ -66,9 +79,21 @@ static int open_client_fd(void)
 	return fd < 0 ? neg_errno() : fd;
 }
 
+/* Closes the buffers a client's handles still hold. */
+static void client_free(struct client *c)
+{
+	if (!c)
+		return;
+	for (unsigned int i = 0; i < c->n_handles; i++)
+		if (c->handles[i] >= 0)
+			close(c->handles[i]);
+	free(c->handles);
+	free(c);
+}
+
 ION_EXPORT int ion_open(void)
 {
-	struct client *c;
+	struct client *c, *stale;
 	struct ion_ctx *ctx = NULL;
 	int fd, r = 0;
 
@@ -99,9 +124,14 @@ ION_EXPORT int ion_open(void)
 		clients = grown;
 		n_clients = n;
 	}
+	/* Android's ion_close() is close(): a client whose fd was closed that
+	 * way is stale now that the kernel hands its number out again. */
+	stale = clients[fd];
 	clients[fd] = c;
-	open_clients++;
+	if (!stale)
+		open_clients++;
 	pthread_mutex_unlock(&lock);
+	client_free(stale);
 	return fd;
 fail:
 	if (!open_clients)
@@ -134,13 +164,7 @@ ION_EXPORT int ion_close(int fd)
 	if (r == -EBADF)
 		return r;
 	/* Not a client of ours (-ENOTTY): Android's ion_close() is close(). */
-	if (c) {
-		for (unsigned int i = 0; i < c->n_handles; i++)
-			if (c->handles[i] >= 0)
-				close(c->handles[i]);
-		free(c->handles);
-		free(c);
-	}
+	client_free(c);
 	ion_ctx_unref(last);
 	return close(fd) < 0 ? neg_errno() : 0;
 }
@@ -170,15 +194,13 @@ ION_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align,
 	ctx = client_ctx(fd, &r);
 	if (!ctx)
 		return r;
-	if (!handle_fd)
+	/* Vendor flags (ION_FLAG_SECURE, ...) are refused, not ignored: a
+	 * secure buffer must not quietly come back ordinary. */
+	if (!handle_fd || (flags & ~(ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)))
 		r = -EINVAL;
-	else if (!heap_mask)
-		r = -ENODEV;
 	else
 		/* ION's semantics: the mask lists every acceptable heap. */
-		r = ion_ctx_alloc_mask(ctx, heap_mask, len,
-				       (flags & (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)) |
-					       ION_ALLOC_FALLBACK,
+		r = ion_ctx_alloc_mask(ctx, heap_mask, len, flags | ION_ALLOC_FALLBACK,
 				       handle_fd, NULL);
 	ion_ctx_unref(ctx);
 	return r;
@@ -251,8 +273,11 @@ ION_EXPORT int ion_alloc(int fd, size_t len, size_t align,
 {
 	int buf_fd, r;
 
+	r = client_check(fd);
+	if (r < 0)
+		return r;
 	if (!handle)
-		return fd < 0 ? -EBADF : -EINVAL;
+		return -EINVAL;
 	r = ion_alloc_fd(fd, len, align, heap_mask, flags, &buf_fd);
 	if (r < 0)
 		return r;
@@ -283,8 +308,12 @@ ION_EXPORT int ion_free(int fd, ion_user_handle_t handle)
 
 ION_EXPORT int ion_share(int fd, ion_user_handle_t handle, int *share_fd)
 {
+	int r = client_check(fd);
+
+	if (r < 0)
+		return r;
 	if (!share_fd)
-		return fd < 0 ? -EBADF : -EINVAL;
+		return -EINVAL;
 	return handle_dup(fd, handle, share_fd);
 }
 
@@ -296,9 +325,10 @@ ION_EXPORT int ion_map(int fd, ion_user_handle_t handle, size_t length,
 	int buf_fd, r;
 	void *p;
 
-	if (!ptr || !map_fd)
-		return fd < 0 ? -EBADF : -EINVAL;
-	if (length == 0 || offset < 0)
+	r = client_check(fd);
+	if (r < 0)
+		return r;
+	if (!ptr || !map_fd || length == 0 || offset < 0)
 		return -EINVAL;
 	r = handle_dup(fd, handle, &buf_fd);
 	if (r < 0)
@@ -323,30 +353,40 @@ ION_EXPORT int ion_map(int fd, ion_user_handle_t handle, size_t length,
 	return 0;
 }
 
-/* dma-bufs from any exporter, and memfds: what a heap of ours can hand out. */
+/*
+ * dma-bufs from any exporter, and memfds: what a heap of ours can hand
+ * out.  Before Linux 5.3 a dma-buf was an anonymous inode, known only by
+ * its name.
+ */
 static int check_importable(int buf_fd)
 {
+	char path[32], target[32];
 	struct statfs sfs;
+	ssize_t n;
 
 	if (fstatfs(buf_fd, &sfs) < 0)
 		return neg_errno();
 	if (sfs.f_type == DMA_BUF_MAGIC || ion_fd_is_memfd(buf_fd))
 		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", buf_fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		if (strcmp(target, "anon_inode:dmabuf") == 0)
+			return 0;
+	}
 	return -EINVAL;
 }
 
 ION_EXPORT int ion_import(int fd, int share_fd, ion_user_handle_t *handle)
 {
-	struct client *c;
 	int buf_fd, r;
 
-	if (!handle)
-		return fd < 0 ? -EBADF : -EINVAL;
-	pthread_mutex_lock(&lock);
-	r = lookup(fd, &c);
-	pthread_mutex_unlock(&lock);
+	r = client_check(fd);
 	if (r < 0)
 		return r;
+	if (!handle)
+		return -EINVAL;
 	if (share_fd < 0)
 		return -EBADF;
 	r = check_importable(share_fd);

@@ -230,6 +230,11 @@ ION_EXPORT const char *ion_heap_get_name(const struct ion_heap *heap)
 	return heap ? heap->name : NULL;
 }
 
+ION_EXPORT const char *ion_heap_get_kernel_name(const struct ion_heap *heap)
+{
+	return heap ? heap->kernel_name : NULL;
+}
+
 ION_EXPORT int ion_heap_get_id(const struct ion_heap *heap)
 {
 	return heap ? heap->id : -1;

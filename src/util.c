@@ -66,25 +66,6 @@ int ion_parse_size(const char *s, uint64_t *ret)
 	return 0;
 }
 
-int ion_read_file(const char *path, char *buf, size_t size)
-{
-	_cleanup_close_ int fd = -1;
-	ssize_t n;
-
-	if (size == 0)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return neg_errno();
-	n = read(fd, buf, size - 1);
-	if (n < 0)
-		return neg_errno();
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = '\0';
-	return 0;
-}
-
 int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
 			    int *ret_fd)
 {
@@ -110,9 +91,6 @@ bool ion_fd_is_memfd(int fd)
 
 size_t ion_page_size(void)
 {
-	static size_t page;
-
-	if (!page)
-		page = (size_t)sysconf(_SC_PAGESIZE);
-	return page;
+	/* glibc answers from the auxiliary vector: no syscall, no cache. */
+	return (size_t)sysconf(_SC_PAGESIZE);
 }

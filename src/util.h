@@ -55,9 +55,6 @@ int ion_parse_u64(const char *s, int base, uint64_t *ret);
 /* A size with an optional K, M or G suffix (powers of 1024). */
 int ion_parse_size(const char *s, uint64_t *ret);
 
-/* Reads a small sysfs-like file into buf, newline stripped. */
-int ion_read_file(const char *path, char *buf, size_t size);
-
 /*
  * A close-on-exec memfd of len bytes with the given F_SEAL_* seals; 0 or a
  * negative errno, and no fd left behind on failure.

@@ -158,7 +158,7 @@ int raw_alloc_init(struct raw_alloc *raw, const struct ion_heap *heap,
 		raw->alloc_close = raw_gem;
 #endif
 	} else if (strcmp(backend, "ion") == 0 &&
-		   find_ion_heap_id(raw->dev_fd, ion_heap_get_name(heap),
+		   find_ion_heap_id(raw->dev_fd, ion_heap_get_kernel_name(heap),
 				    &raw->ion_heap_id) == 0) {
 		raw->name = "ion-ioctl";
 		raw->alloc_close = raw_ion;

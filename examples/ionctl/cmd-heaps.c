@@ -29,6 +29,8 @@ static void print_json(const struct ion_heap *h, int index)
 
 	printf("%s\n  {\"name\": ", index ? "," : "");
 	print_json_string(ion_heap_get_name(h));
+	printf(", \"kernel_name\": ");
+	print_json_string(ion_heap_get_kernel_name(h));
 	printf(", \"id\": %d, \"type\": %u, \"backend\": ", ion_heap_get_id(h),
 	       ion_heap_get_type(h));
 	print_json_string(ion_heap_get_backend(h));

@@ -33,10 +33,21 @@ extern "C" {
 /* Android compatibility: types and constants of <linux/ion.h>         */
 /* ------------------------------------------------------------------ */
 
-#ifndef _UAPI_LINUX_ION_H
-/* Android's kernel headers define these too; take theirs when present. */
-typedef int ion_user_handle_t;
+/*
+ * Where the system has ION's uapi header (Android's kernel headers), take
+ * its definitions and fill in only what it lacks, spelled as it spells
+ * them, so that either include order compiles.
+ */
+#if defined(__has_include)
+#if __has_include(<linux/ion.h>)
+#include <linux/ion.h>
+#endif
+#if __has_include(<linux/ion_4.12.h>)
+#include <linux/ion_4.12.h>
+#endif
+#endif
 
+#ifndef _UAPI_LINUX_ION_H
 enum ion_heap_type {
 	ION_HEAP_TYPE_SYSTEM,
 	ION_HEAP_TYPE_SYSTEM_CONTIG,
@@ -46,22 +57,45 @@ enum ion_heap_type {
 	ION_HEAP_TYPE_CUSTOM,
 	ION_NUM_HEAPS = 16
 };
+#endif
 
-#define ION_HEAP_SYSTEM_MASK (1U << ION_HEAP_TYPE_SYSTEM)
-#define ION_HEAP_SYSTEM_CONTIG_MASK (1U << ION_HEAP_TYPE_SYSTEM_CONTIG)
-#define ION_HEAP_CARVEOUT_MASK (1U << ION_HEAP_TYPE_CARVEOUT)
-#define ION_HEAP_TYPE_DMA_MASK (1U << ION_HEAP_TYPE_DMA)
+/* The handle ABI's header (it has ION_IOC_FREE) defines the handle type;
+ * the 4.12+ one dropped it. */
+#ifndef ION_IOC_FREE
+typedef int ion_user_handle_t;
+#endif
 
+#ifndef ION_HEAP_SYSTEM_MASK
+#define ION_HEAP_SYSTEM_MASK (1 << ION_HEAP_TYPE_SYSTEM)
+#endif
+#ifndef ION_HEAP_SYSTEM_CONTIG_MASK
+#define ION_HEAP_SYSTEM_CONTIG_MASK (1 << ION_HEAP_TYPE_SYSTEM_CONTIG)
+#endif
+#ifndef ION_HEAP_CARVEOUT_MASK
+#define ION_HEAP_CARVEOUT_MASK (1 << ION_HEAP_TYPE_CARVEOUT)
+#endif
+#ifndef ION_HEAP_TYPE_DMA_MASK
+#define ION_HEAP_TYPE_DMA_MASK (1 << ION_HEAP_TYPE_DMA)
+#endif
+#ifndef ION_NUM_HEAP_IDS
 #define ION_NUM_HEAP_IDS (sizeof(unsigned int) * 8)
+#endif
 
 /* Mappings of the buffer are CPU-cached. */
-#define ION_FLAG_CACHED 1U
+#ifndef ION_FLAG_CACHED
+#define ION_FLAG_CACHED 1
+#endif
 /* Cached, and the caller promises explicit cache maintenance. */
-#define ION_FLAG_CACHED_NEEDS_SYNC 2U
+#ifndef ION_FLAG_CACHED_NEEDS_SYNC
+#define ION_FLAG_CACHED_NEEDS_SYNC 2
+#endif
 
+/* What ion_query_get_heaps() fills: the 4.12+ kernel's layout (also in
+ * AOSP's <linux/ion_4.12.h>). */
+#if !defined(ION_IOC_HEAP_QUERY) && !defined(_UAPI_LINUX_ION_NEW_H)
+#ifndef MAX_HEAP_NAME
 #define MAX_HEAP_NAME 32
-
-/* What ion_query_get_heaps() fills: the 4.12+ kernel's layout. */
+#endif
 struct ion_heap_data {
 	char name[MAX_HEAP_NAME];
 	unsigned int type;
@@ -70,7 +104,7 @@ struct ion_heap_data {
 	unsigned int reserved1;
 	unsigned int reserved2;
 };
-#endif /* _UAPI_LINUX_ION_H */
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Android compatibility: the calls                                    */
@@ -181,6 +215,9 @@ int ion_ctx_find_heap(struct ion_ctx *ctx, const char *name,
 		      const struct ion_heap **ret_heap);
 
 const char *ion_heap_get_name(const struct ion_heap *heap);
+/* What the kernel calls the heap (a dma-heap node, an ION heap, a DRM
+ * driver); differs from the name when two providers share a name. */
+const char *ion_heap_get_kernel_name(const struct ion_heap *heap);
 /* Android-convention id, or -1 when the heap has none (or is unavailable). */
 int ion_heap_get_id(const struct ion_heap *heap);
 /* One of enum ion_heap_type. */

@@ -129,6 +129,15 @@ static void test_alloc_fd_errors(void **pstate)
 	assert_int_equal(ion_alloc_fd(s->client, 0, 0, ION_HEAP_SYSTEM_MASK, 0, &fd), -EINVAL);
 	assert_int_equal(ion_alloc_fd(s->client, SIZE_MAX - 100, 0, ION_HEAP_SYSTEM_MASK, 0, &fd), -EINVAL);
 	assert_int_equal(ion_alloc_fd(s->client, 4096, 0, ION_HEAP_SYSTEM_MASK, 0, NULL), -EINVAL);
+	/* The length is checked before the mask, as the kernel's ION does. */
+	assert_int_equal(ion_alloc_fd(s->client, 0, 0, 0, 0, &fd), -EINVAL);
+	/* Vendor flags (ION_FLAG_SECURE is 1 << 31 on msm) are refused. */
+	assert_int_equal(ion_alloc_fd(s->client, 4096, 0, ION_HEAP_SYSTEM_MASK, 1U << 31, &fd), -EINVAL);
+	/* Which fd is wrong comes before which pointer is. */
+	assert_int_equal(ion_alloc(devnull, 4096, 0, ION_HEAP_SYSTEM_MASK, 0, NULL), -ENOTTY);
+	assert_int_equal(ion_share(devnull, 1, NULL), -ENOTTY);
+	assert_int_equal(ion_map(devnull, 1, 4096, PROT_READ, MAP_SHARED, 0, NULL, NULL), -ENOTTY);
+	assert_int_equal(ion_import(devnull, devnull, NULL), -ENOTTY);
 	assert_int_equal(fd, -42);
 	close(devnull);
 }
@@ -308,6 +317,31 @@ static void test_fallback_when_cma_is_full(void **pstate)
 	ion_ctx_unref(ctx);
 }
 
+/*
+ * Android code closes clients with close() too (AOSP's ion_close() is
+ * close()).  When the kernel hands the number out again, ion_open()
+ * releases what the stale client held.
+ */
+static void test_plain_close_then_reopen(void **pstate)
+{
+	struct state *s = *pstate;
+	struct fd_table before;
+	ion_user_handle_t h;
+	int client, again, cnt;
+
+	assert_int_equal(ion_query_heap_cnt(s->client, &cnt), 0);
+	fd_table_read(&before);
+	client = ion_open();
+	assert_true(client >= 0);
+	assert_int_equal(ion_alloc(client, 4096, 0, ION_HEAP_SYSTEM_MASK, 0, &h), 0);
+	close(client);
+	again = ion_open();
+	assert_int_equal(again, client);
+	assert_int_equal(ion_share(again, h, &cnt), -EINVAL);
+	assert_int_equal(ion_close(again), 0);
+	fd_table_assert_same(&before);
+}
+
 /* Every heap of the context API, reached from the mask of its id. */
 static void test_ctx_mask_reports_heap(void **pstate)
 {
@@ -350,6 +384,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_handles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handle_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_releases_handles, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_plain_close_then_reopen, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctx_mask_reports_heap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_import_every_heap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallback_when_cma_is_full, setup, teardown),

@@ -74,21 +74,6 @@ static void test_round_len(void **state)
 	assert_int_equal(ion_round_len(SIZE_MAX - page + 1, &len), 0);
 }
 
-static void test_read_file(void **state)
-{
-	char path[] = "/tmp/libion-util-XXXXXX", buf[8];
-	int fd = mkstemp(path);
-
-	(void)state;
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "64\n", 3), 3);
-	close(fd);
-	assert_int_equal(ion_read_file(path, buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "64");
-	unlink(path);
-	assert_int_equal(ion_read_file(path, buf, sizeof(buf)), -ENOENT);
-}
-
 static void test_fd_is_memfd(void **state)
 {
 	int memfd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -108,7 +93,6 @@ int main(void)
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_u64),
 		cmocka_unit_test(test_round_len),
-		cmocka_unit_test(test_read_file),
 		cmocka_unit_test(test_fd_is_memfd),
 	};
 
