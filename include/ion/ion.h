@@ -195,7 +195,11 @@ struct ion_ctx *ion_ctx_ref(struct ion_ctx *ctx);
 /* Accepts NULL; returns NULL. */
 struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx);
 
-/* syslog priorities: LOG_ERR 3 ... LOG_DEBUG 7.  ION_LOG sets the default. */
+/*
+ * syslog priorities: LOG_ERR 3 ... LOG_DEBUG 7.  ION_LOG sets the default.
+ * Set the handler and priority before sharing the context between
+ * threads; a handler must not call back into its context.
+ */
 typedef void (*ion_log_fn)(struct ion_ctx *ctx, int priority,
 			   const char *file, int line, const char *fn,
 			   const char *format, va_list args);
