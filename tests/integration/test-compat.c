@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -342,6 +343,44 @@ static void test_plain_close_then_reopen(void **pstate)
 	fd_table_assert_same(&before);
 }
 
+/* Each thread its own client, the shared context underneath. */
+static void *client_thread(void *data)
+{
+	int *failures = data;
+
+	for (int round = 0; round < 32; round++) {
+		ion_user_handle_t h;
+		int client = ion_open(), share_fd = -1;
+
+		if (client < 0) {
+			(*failures)++;
+			continue;
+		}
+		if (ion_alloc(client, 8192, 0, ION_HEAP_SYSTEM_MASK, 0, &h) < 0 ||
+		    ion_share(client, h, &share_fd) < 0 || ion_free(client, h) < 0)
+			(*failures)++;
+		if (share_fd >= 0)
+			close(share_fd);
+		if (ion_close(client) < 0)
+			(*failures)++;
+	}
+	return NULL;
+}
+
+static void test_threads_open_alloc_close(void **pstate)
+{
+	pthread_t threads[4];
+	int failures[4] = { 0 };
+
+	(void)pstate;
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&threads[i], NULL, client_thread, &failures[i]), 0);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(threads[i], NULL);
+		assert_int_equal(failures[i], 0);
+	}
+}
+
 /* Every heap of the context API, reached from the mask of its id. */
 static void test_ctx_mask_reports_heap(void **pstate)
 {
@@ -385,6 +424,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_handle_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_close_releases_handles, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_plain_close_then_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_open_alloc_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctx_mask_reports_heap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_import_every_heap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fallback_when_cma_is_full, setup, teardown),
