@@ -20,18 +20,13 @@ int ion_round_len(size_t len, size_t *ret_len)
 #define ION_ALLOC_VALID_FLAGS                                                  \
 	(ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC | ION_ALLOC_FALLBACK)
 
-int ion_heap_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
-		   unsigned int flags, int *ret_fd)
+/* The one place both APIs allocate through; len is already page-rounded. */
+static int heap_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+		      unsigned int flags, int *ret_fd)
 {
-	size_t rounded;
-	int r;
-
 	if (heap->error)
 		return heap->error;
-	r = ion_round_len(len, &rounded);
-	if (r < 0)
-		return r;
-	return heap->backend->alloc(ctx, heap, rounded, flags & ~ION_ALLOC_FALLBACK,
+	return heap->backend->alloc(ctx, heap, len, flags & ~ION_ALLOC_FALLBACK,
 				    ret_fd);
 }
 
@@ -39,6 +34,7 @@ ION_EXPORT int ion_ctx_alloc(struct ion_ctx *ctx, const char *heap_name,
 			     size_t len, unsigned int flags, int *ret_fd)
 {
 	const struct ion_heap *heap;
+	size_t rounded;
 	int r;
 
 	if (!ctx || !heap_name || !ret_fd || (flags & ~ION_ALLOC_VALID_FLAGS))
@@ -46,16 +42,20 @@ ION_EXPORT int ion_ctx_alloc(struct ion_ctx *ctx, const char *heap_name,
 	r = ion_ctx_find_heap(ctx, heap_name, &heap);
 	if (r < 0)
 		return r == -ENOENT ? -ENODEV : r;
-	return ion_heap_alloc(ctx, (struct ion_heap *)heap, len, flags, ret_fd);
+	if (heap->error)
+		return heap->error;
+	r = ion_round_len(len, &rounded);
+	if (r < 0)
+		return r;
+	return heap_alloc(ctx, (struct ion_heap *)heap, rounded, flags, ret_fd);
 }
 
 ION_EXPORT int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask,
 				  size_t len, unsigned int flags, int *ret_fd,
 				  const struct ion_heap **ret_heap)
 {
-	int r = -ENODEV;
-
 	size_t rounded;
+	int r;
 
 	if (!ctx || !ret_fd || (flags & ~ION_ALLOC_VALID_FLAGS))
 		return -EINVAL;
@@ -77,7 +77,7 @@ ION_EXPORT int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask
 		if (!(flags & (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)) &&
 		    heap->uncached_twin)
 			heap = heap->uncached_twin;
-		r = ion_heap_alloc(ctx, heap, len, flags, ret_fd);
+		r = heap_alloc(ctx, heap, rounded, flags, ret_fd);
 		if (r == 0) {
 			if (ret_heap)
 				*ret_heap = heap;

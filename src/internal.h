@@ -109,9 +109,6 @@ bool ion_is_cma_name(const char *name);
 /* Rounds len up to whole pages; -EINVAL for 0 or overflow. */
 int ion_round_len(size_t len, size_t *ret_len);
 
-/* ---- heap allocation, the one place every API allocates through ---- */
-int ion_heap_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
-		   unsigned int flags, int *ret_fd);
 
 /* ---- backend-ion.c ---- */
 /*
