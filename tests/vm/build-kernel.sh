@@ -53,12 +53,12 @@ fetch_bullseye_source() {
 
 case "$series" in
 6.1)
-	fragments=("$here/kernel-6.1.config")
+	fragments=("$here/kernel-6.1.config" "$here/kernel-media.config")
 	tarball=/usr/src/linux-source-6.1.tar.xz
 	src_version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 	;;
 5.10)
-	fragments=("$here/kernel-6.1.config" "$here/kernel-ion.config")
+	fragments=("$here/kernel-6.1.config" "$here/kernel-media.config" "$here/kernel-ion.config")
 	fetch_bullseye_source
 	;;
 *)

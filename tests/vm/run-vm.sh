@@ -147,7 +147,7 @@ timeout --foreground --kill-after=10 "$vm_timeout" \
 	qemu-system-x86_64 -M q35 -accel tcg -m 1024 -smp 2 -nographic \
 	-no-reboot -nic none -device intel-iommu -vga none -device virtio-gpu-pci \
 	-kernel "$bzimage" -initrd "$tmp/initrd.gz" \
-	-append "console=ttyS0 quiet cma=64M panic=-1 intel_iommu=on" \
+	-append "console=ttyS0 quiet cma=64M panic=-1 intel_iommu=on vivid.n_devs=2 vivid.allocators=1,0 vivid.node_types=0x1,0x1" \
 	</dev/null | sed -u 's/\x1b\(c\|\[[0-9;?]*[A-Za-z]\)//g' | tee "$console" ||
 	status=$?
 
