@@ -1,129 +1,340 @@
 // SPDX-License-Identifier: MIT
-/* Allocation through the context: by heap name or by id mask. */
+/*
+ * Requests and their solutions: the one allocation path.  Every entry
+ * point (a heap name, an id mask, a config) becomes a struct ion_request,
+ * the solver turns it into candidate heaps, and the first candidate that
+ * allocates serves it.
+ */
+#include <stdatomic.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/stat.h>
 
-#include "internal.h"
-#include "uapi/dma-buf.h"
+#include <ion/ion.h>
 
-int ion_round_len(size_t len, size_t *ret_len)
+#include "backend.h"
+#include "solver.h"
+
+#define CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
+
+struct ion_alloc_config {
+	size_t len;
+	char *heap_name;
+	unsigned int heap_mask;
+	unsigned int flags;
+	bool fallback;
+};
+
+struct ion_solution {
+	atomic_int refcount;
+	struct ion_ctx *ctx;
+	struct ion_request req;
+	char *heap_name;	/* req.heap_name points here */
+	const struct ion_heap **heaps;
+	unsigned int n_heaps;
+	int error;		/* what allocating answers with no heap */
+	struct ion_rejections rejected;
+};
+
+/* ---- the allocation loop ---- */
+
+static int alloc_from(struct ion_ctx *ctx, const struct ion_request *req,
+		      const struct ion_heap *const *heaps, unsigned int n,
+		      int error, int *ret_fd, const struct ion_heap **ret_heap)
 {
-	size_t page = ion_page_size();
+	int r = error;
 
-	if (len == 0 || len > SIZE_MAX - (page - 1))
+	for (unsigned int i = 0; i < n; i++) {
+		const struct ion_heap *heap = heaps[i];
+
+		r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
+		if (r == 0) {
+			if (ret_heap)
+				*ret_heap = heap;
+			return 0;
+		}
+		if (r != -ENOMEM || !req->fallback)
+			return r;
+		if (i + 1 < n)
+			ion_dbg(ctx, "heap %s is out of memory, trying %s", heap->name,
+				heaps[i + 1]->name);
+	}
+	return r;
+}
+
+/* Solves on the stack where the registry is small, as it nearly always is. */
+#define STACK_HEAPS 32
+
+static int request_allocate(struct ion_ctx *ctx, const struct ion_request *req,
+			    int *ret_fd, const struct ion_heap **ret_heap)
+{
+	const struct ion_heap *stack[STACK_HEAPS], **heaps = stack;
+	const struct ion_registry *reg;
+	int n, error = 0, r;
+
+	r = ion_ctx_registry(ctx, &reg);
+	if (r < 0)
+		return r;
+	if (reg->n_heaps > STACK_HEAPS) {
+		heaps = calloc(reg->n_heaps, sizeof(*heaps));
+		if (!heaps)
+			return -ENOMEM;
+	}
+	n = ion_solve(reg, req, heaps, &error, NULL);
+	r = n < 0 ? n : alloc_from(ctx, req, heaps, (unsigned int)n, error, ret_fd, ret_heap);
+	if (heaps != stack)
+		free(heaps);
+	return r;
+}
+
+/* ---- the builder ---- */
+
+ION_EXPORT int ion_alloc_config_new(struct ion_alloc_config **ret_config)
+{
+	struct ion_alloc_config *config;
+
+	if (!ret_config)
 		return -EINVAL;
-	*ret_len = (len + page - 1) & ~(page - 1);
+	config = calloc(1, sizeof(*config));
+	if (!config)
+		return -ENOMEM;
+	config->fallback = true;
+	*ret_config = config;
 	return 0;
 }
 
-#define ION_ALLOC_VALID_FLAGS                                                  \
-	(ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC | ION_ALLOC_FALLBACK)
-
-/* The one place both APIs allocate through; len is already page-rounded. */
-static int heap_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
-		      unsigned int flags, int *ret_fd)
+ION_EXPORT struct ion_alloc_config *ion_alloc_config_free(struct ion_alloc_config *config)
 {
-	if (heap->error)
-		return heap->error;
-	return heap->backend->alloc(ctx, heap, len, flags & ~ION_ALLOC_FALLBACK,
-				    ret_fd);
+	if (config) {
+		free(config->heap_name);
+		free(config);
+	}
+	return NULL;
+}
+
+ION_EXPORT int ion_alloc_config_set_size(struct ion_alloc_config *config, size_t len)
+{
+	if (!config || len == 0)
+		return -EINVAL;
+	config->len = len;
+	return 0;
+}
+
+ION_EXPORT int ion_alloc_config_set_heap(struct ion_alloc_config *config,
+					 const char *name)
+{
+	char *copy = NULL;
+
+	if (!config)
+		return -EINVAL;
+	if (name && !(copy = strdup(name)))
+		return -ENOMEM;
+	free(config->heap_name);
+	config->heap_name = copy;
+	return 0;
+}
+
+ION_EXPORT int ion_alloc_config_set_heap_mask(struct ion_alloc_config *config,
+					      unsigned int heap_id_mask)
+{
+	if (!config)
+		return -EINVAL;
+	config->heap_mask = heap_id_mask;
+	return 0;
+}
+
+ION_EXPORT int ion_alloc_config_set_flags(struct ion_alloc_config *config,
+					  unsigned int flags)
+{
+	if (!config || (flags & ~CACHE_FLAGS))
+		return -EINVAL;
+	config->flags = flags;
+	return 0;
+}
+
+ION_EXPORT int ion_alloc_config_set_fallback(struct ion_alloc_config *config,
+					     int fallback)
+{
+	if (!config)
+		return -EINVAL;
+	config->fallback = fallback != 0;
+	return 0;
+}
+
+static int request_from_config(const struct ion_alloc_config *config,
+			       struct ion_request *req)
+{
+	int r = ion_round_len(config->len, &req->len);
+
+	if (r < 0)
+		return r;
+	req->flags = config->flags;
+	req->heap_mask = config->heap_mask;
+	req->heap_name = config->heap_name;
+	req->fallback = config->fallback;
+	return 0;
+}
+
+/* ---- solutions ---- */
+
+ION_EXPORT int ion_ctx_solve(struct ion_ctx *ctx, const struct ion_alloc_config *config,
+			     struct ion_solution **ret_solution)
+{
+	const struct ion_registry *reg;
+	struct ion_solution *sol;
+	struct ion_request req;
+	int n, r;
+
+	if (!ctx || !config || !ret_solution)
+		return -EINVAL;
+	r = request_from_config(config, &req);
+	if (r < 0)
+		return r;
+	r = ion_ctx_registry(ctx, &reg);
+	if (r < 0)
+		return r;
+	sol = calloc(1, sizeof(*sol));
+	if (!sol)
+		return -ENOMEM;
+	sol->heaps = calloc(reg->n_heaps ? reg->n_heaps : 1, sizeof(*sol->heaps));
+	if (config->heap_name)
+		sol->heap_name = strdup(config->heap_name);
+	req.heap_name = sol->heap_name;
+	n = !sol->heaps || (config->heap_name && !sol->heap_name)
+		    ? -ENOMEM
+		    : ion_solve(reg, &req, sol->heaps, &sol->error, &sol->rejected);
+	if (n < 0) {
+		ion_rejections_clear(&sol->rejected);
+		free(sol->heaps);
+		free(sol->heap_name);
+		free(sol);
+		return n;
+	}
+	atomic_init(&sol->refcount, 1);
+	sol->req = req;
+	sol->n_heaps = (unsigned int)n;
+	sol->ctx = ion_ctx_ref(ctx);
+	*ret_solution = sol;
+	return 0;
+}
+
+ION_EXPORT struct ion_solution *ion_solution_ref(struct ion_solution *solution)
+{
+	if (solution)
+		atomic_fetch_add_explicit(&solution->refcount, 1, memory_order_relaxed);
+	return solution;
+}
+
+ION_EXPORT struct ion_solution *ion_solution_unref(struct ion_solution *solution)
+{
+	if (!solution ||
+	    atomic_fetch_sub_explicit(&solution->refcount, 1, memory_order_acq_rel) != 1)
+		return NULL;
+	ion_rejections_clear(&solution->rejected);
+	free(solution->heaps);
+	free(solution->heap_name);
+	ion_ctx_unref(solution->ctx);
+	free(solution);
+	return NULL;
+}
+
+ION_EXPORT size_t ion_solution_get_size(const struct ion_solution *solution)
+{
+	return solution ? solution->req.len : 0;
+}
+
+ION_EXPORT int ion_solution_get_heap_count(const struct ion_solution *solution)
+{
+	return solution ? (int)solution->n_heaps : -EINVAL;
+}
+
+ION_EXPORT const struct ion_heap *ion_solution_get_heap(const struct ion_solution *solution,
+							unsigned int index)
+{
+	if (!solution || index >= solution->n_heaps)
+		return NULL;
+	return solution->heaps[index];
+}
+
+ION_EXPORT int ion_solution_get_rejection_count(const struct ion_solution *solution)
+{
+	return solution ? (int)solution->rejected.n : -EINVAL;
+}
+
+ION_EXPORT int ion_solution_get_rejection(const struct ion_solution *solution,
+					  unsigned int index,
+					  const struct ion_heap **ret_heap,
+					  const char **ret_reason)
+{
+	if (!solution || !ret_heap || !ret_reason)
+		return -EINVAL;
+	if (index >= solution->rejected.n)
+		return -ENOENT;
+	*ret_heap = solution->rejected.v[index].heap;
+	*ret_reason = solution->rejected.v[index].reason;
+	return 0;
+}
+
+ION_EXPORT int ion_solution_alloc(const struct ion_solution *solution, int *ret_fd,
+				  const struct ion_heap **ret_heap)
+{
+	if (!solution || !ret_fd)
+		return -EINVAL;
+	return alloc_from(solution->ctx, &solution->req, solution->heaps,
+			  solution->n_heaps, solution->error, ret_fd, ret_heap);
+}
+
+/* ---- the shorthands ---- */
+
+ION_EXPORT int ion_ctx_allocate(struct ion_ctx *ctx, const struct ion_alloc_config *config,
+				int *ret_fd, const struct ion_heap **ret_heap)
+{
+	struct ion_request req;
+	int r;
+
+	if (!ctx || !config || !ret_fd)
+		return -EINVAL;
+	r = request_from_config(config, &req);
+	if (r < 0)
+		return r;
+	return request_allocate(ctx, &req, ret_fd, ret_heap);
 }
 
 ION_EXPORT int ion_ctx_alloc(struct ion_ctx *ctx, const char *heap_name,
 			     size_t len, unsigned int flags, int *ret_fd)
 {
-	const struct ion_heap *heap;
-	size_t rounded;
+	struct ion_request req = {
+		.flags = flags,
+		.heap_name = heap_name,
+		.fallback = true,
+	};
 	int r;
 
-	if (!ctx || !heap_name || !ret_fd || (flags & ~ION_ALLOC_VALID_FLAGS))
+	if (!ctx || !heap_name || !ret_fd || (flags & ~CACHE_FLAGS))
 		return -EINVAL;
-	r = ion_ctx_find_heap(ctx, heap_name, &heap);
-	if (r < 0)
-		return r == -ENOENT ? -ENODEV : r;
-	if (heap->error)
-		return heap->error;
-	r = ion_round_len(len, &rounded);
+	r = ion_round_len(len, &req.len);
 	if (r < 0)
 		return r;
-	return heap_alloc(ctx, (struct ion_heap *)heap, rounded, flags, ret_fd);
+	return request_allocate(ctx, &req, ret_fd, NULL);
 }
 
 ION_EXPORT int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask,
 				  size_t len, unsigned int flags, int *ret_fd,
 				  const struct ion_heap **ret_heap)
 {
-	size_t rounded;
+	struct ion_request req = {
+		.flags = flags,
+		.heap_mask = heap_id_mask,
+		.fallback = true,
+	};
 	int r;
 
-	if (!ctx || !ret_fd || (flags & ~ION_ALLOC_VALID_FLAGS))
+	if (!ctx || !ret_fd || (flags & ~CACHE_FLAGS))
 		return -EINVAL;
 	/* The length first, as the kernel's ION checks it: then the mask. */
-	r = ion_round_len(len, &rounded);
+	r = ion_round_len(len, &req.len);
 	if (r < 0)
 		return r;
-	r = ion_ctx_ensure_discovered(ctx);
-	if (r < 0)
-		return r;
-	r = -ENODEV;
-	while (heap_id_mask) {
-		unsigned int id = 31 - (unsigned int)__builtin_clz(heap_id_mask);
-		struct ion_heap *heap = ctx->by_id[id];
-
-		heap_id_mask &= ~(1U << id);
-		if (!heap)
-			continue;
-		if (!(flags & (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)) &&
-		    heap->uncached_twin)
-			heap = heap->uncached_twin;
-		r = heap_alloc(ctx, heap, rounded, flags, ret_fd);
-		if (r == 0) {
-			if (ret_heap)
-				*ret_heap = heap;
-			return 0;
-		}
-		if (r != -ENOMEM || !(flags & ION_ALLOC_FALLBACK))
-			return r;
-		ion_dbg(ctx, "heap %s is out of memory, trying the next", heap->name);
-	}
-	return r;
-}
-
-ION_EXPORT int ion_buffer_set_name(int buf_fd, const char *name)
-{
-	char buf[DMA_BUF_NAME_LEN];
-
-	if (!name)
-		return -EINVAL;
-	/* The kernel refuses names of 32 bytes or more: truncate instead. */
-	strncpy(buf, name, sizeof(buf) - 1);
-	buf[sizeof(buf) - 1] = '\0';
-	if (ioctl(buf_fd, DMA_BUF_SET_NAME, buf) < 0)
-		return neg_errno();
-	return 0;
-}
-
-ION_EXPORT int ion_buffer_get_size(int buf_fd, size_t *ret_size)
-{
-	struct stat st;
-	off_t end;
-
-	if (!ret_size)
-		return -EINVAL;
-	if (fstat(buf_fd, &st) < 0)
-		return neg_errno();
-	if (S_ISREG(st.st_mode)) {
-		end = st.st_size; /* a memfd: leave its file offset alone */
-	} else {
-		/* A dma-buf: its inode has the size only since Linux 5.3, but
-		 * it has answered SEEK_END with it since 3.19. */
-		end = lseek(buf_fd, 0, SEEK_END);
-		if (end < 0)
-			return neg_errno();
-	}
-	if (end < 0)
-		return -EINVAL;
-	*ret_size = (size_t)end;
-	return 0;
+	/* Mask 0 asks for no heap at all, as in ION (the builder's 0 is "any"). */
+	if (!heap_id_mask)
+		return -ENODEV;
+	return request_allocate(ctx, &req, ret_fd, ret_heap);
 }

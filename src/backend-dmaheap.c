@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "internal.h"
+#include <ion/ion.h>
+
+#include "backend.h"
 #include "uapi/dma-heap.h"
 
 /*
@@ -39,11 +41,17 @@ static int check_dma_heap_node(struct ion_ctx *ctx, int fd)
 	return strcmp(base ? base + 1 : target, "dma_heap") == 0 ? 0 : -ENOTTY;
 }
 
+struct dmaheap_heap {
+	struct ion_heap heap;
+	int fd;		/* the node, O_RDONLY|O_CLOEXEC, or -1 */
+};
+
 /* Fills in a heap found as dir/name; 0, or -ENOMEM.  A node that cannot
  * be used leaves the heap listed unavailable with the reason. */
-static int add_heap(struct ion_ctx *ctx, struct ion_heap *heap, const char *dir,
+static int add_heap(struct ion_ctx *ctx, struct dmaheap_heap *dh, const char *dir,
 		    const char *name)
 {
+	struct ion_heap *heap = &dh->heap;
 	int fd, r;
 
 	if (asprintf(&heap->node, "%s/%s", dir, name) < 0) {
@@ -61,8 +69,7 @@ static int add_heap(struct ion_ctx *ctx, struct ion_heap *heap, const char *dir,
 	} else if (ion_is_cma_name(name)) {
 		heap->type = ION_HEAP_TYPE_DMA;
 		heap->props = ION_HEAP_PROP_CONTIGUOUS | ION_HEAP_PROP_CACHED;
-		if (asprintf(&heap->memory_key, "cma:%s", name) < 0)
-			heap->memory_key = NULL;
+		heap->memory_key = ion_cma_memory_key(name);
 	} else {
 		heap->type = ION_HEAP_TYPE_CUSTOM;
 		heap->memory_key = strdup(name);
@@ -85,14 +92,13 @@ static int add_heap(struct ion_ctx *ctx, struct ion_heap *heap, const char *dir,
 					 heap->node);
 		return 0;
 	}
-	heap->dev_fd = fd;
+	dh->fd = fd;
 	return 0;
 }
 
-static int dmaheap_probe(struct ion_ctx *ctx)
+static int dmaheap_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 {
 	_cleanup_free_ char *dir = ion_ctx_path(ctx, "/dev/dma_heap");
-	struct ion_heap *system = NULL, *uncached = NULL;
 	struct dirent **names;
 	int n, r = 0;
 
@@ -108,28 +114,24 @@ static int dmaheap_probe(struct ion_ctx *ctx)
 
 		if (name[0] == '.')
 			continue;
-		heap = ion_registry_add(ctx, &ion_backend_dmaheap, name, NULL);
+		heap = ion_registry_add(reg, &ion_backend_dmaheap, name,
+					sizeof(struct dmaheap_heap));
 		if (!heap) {
 			r = -ENOMEM;
 			break;
 		}
-		r = add_heap(ctx, heap, dir, name);
+		heap_container(heap, struct dmaheap_heap)->fd = -1;
+		r = add_heap(ctx, heap_container(heap, struct dmaheap_heap), dir, name);
 		if (r < 0)
 			break;
-		if (!heap->error && strcmp(name, "system") == 0)
-			system = heap;
-		if (!heap->error && strcmp(name, "system-uncached") == 0)
-			uncached = heap;
 	}
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
-	if (system)
-		system->uncached_twin = uncached;
 	return r;
 }
 
-static int dmaheap_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+static int dmaheap_alloc(const struct ion_heap *heap, size_t len,
 			 unsigned int flags, int *ret_fd)
 {
 	struct dma_heap_allocation_data data = {
@@ -138,17 +140,23 @@ static int dmaheap_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
 	};
 	int r;
 
-	(void)ctx;
 	(void)flags; /* dma-heaps take no flags: caching is the heap's */
-	r = ion_ioctl_retry(heap->dev_fd, DMA_HEAP_IOCTL_ALLOC, &data);
+	r = ion_ioctl_retry(heap_container(heap, const struct dmaheap_heap)->fd,
+			    DMA_HEAP_IOCTL_ALLOC, &data);
 	if (r < 0)
 		return r;
 	*ret_fd = (int)data.fd;
 	return 0;
 }
 
+static void dmaheap_destroy(struct ion_heap *heap)
+{
+	closep(&heap_container(heap, struct dmaheap_heap)->fd);
+}
+
 const struct ion_backend ion_backend_dmaheap = {
 	.name = "dma-heap",
 	.probe = dmaheap_probe,
 	.alloc = dmaheap_alloc,
+	.destroy = dmaheap_destroy,
 };

@@ -7,7 +7,9 @@
  */
 #include "config.h"
 
-#include "internal.h"
+#include <ion/ion.h>
+
+#include "backend.h"
 
 #if HAVE_LIBDRM
 
@@ -71,13 +73,17 @@ static int dumb_create(int fd, size_t len, uint32_t *ret_handle)
 	return 0;
 }
 
-/*
- * PRIME export flags, decided once per device at discovery (heap->priv):
- * before 4.6 the kernel refuses DRM_RDWR.  Such an fd is still good for
- * sharing with devices, but the CPU can only map it read-only.
- */
-static const uint32_t export_rdwr = DRM_CLOEXEC | DRM_RDWR;
-static const uint32_t export_rdonly = DRM_CLOEXEC;
+struct gem_heap {
+	struct ion_heap heap;
+	int fd;			/* the DRM node, O_RDWR|O_CLOEXEC, or -1 */
+	/* PRIME export flags, decided once per device at discovery: before
+	 * 4.6 the kernel refuses DRM_RDWR.  Such an fd is still good for
+	 * sharing with devices, but the CPU can only map it read-only. */
+	uint32_t export_flags;
+};
+
+#define EXPORT_RDWR (DRM_CLOEXEC | DRM_RDWR)
+#define EXPORT_RDONLY DRM_CLOEXEC
 
 static int prime_export(int fd, uint32_t handle, uint32_t flags, int *ret_fd)
 {
@@ -110,10 +116,9 @@ static int dumb_alloc(int fd, size_t len, uint32_t export_flags, int *ret_fd)
  * render node may refuse what the capability promises.  *ret_what says
  * which step failed.
  */
-static int check_dumb_export(int fd, const char **ret_what,
-			     const uint32_t **ret_export)
+static int check_dumb_export(int fd, const char **ret_what, uint32_t *ret_export)
 {
-	const uint32_t *export = &export_rdwr;
+	uint32_t export = EXPORT_RDWR;
 	uint64_t cap;
 	uint32_t handle;
 	int buf_fd, r;
@@ -128,10 +133,10 @@ static int check_dumb_export(int fd, const char **ret_what,
 	if (drmGetCap(fd, DRM_CAP_PRIME, &cap) == 0 && !(cap & DRM_PRIME_CAP_EXPORT))
 		r = -ENOSYS; /* what the export itself would answer */
 	else
-		r = prime_export(fd, handle, *export, &buf_fd);
+		r = prime_export(fd, handle, export, &buf_fd);
 	if (r == -EINVAL) {
-		export = &export_rdonly;
-		r = prime_export(fd, handle, *export, &buf_fd);
+		export = EXPORT_RDONLY;
+		r = prime_export(fd, handle, export, &buf_fd);
 	}
 	drmModeDestroyDumbBuffer(fd, handle);
 	if (r < 0)
@@ -147,7 +152,7 @@ static int check_dumb_export(int fd, const char **ret_what,
  * Sets *driver (malloc'ed) if still NULL and the node names its driver.
  */
 static int open_node(const struct drm_node *node, char **driver,
-		     const char **ret_what, const uint32_t **ret_export)
+		     const char **ret_what, uint32_t *ret_export)
 {
 	_cleanup_close_ int fd = -1;
 	drmVersionPtr version;
@@ -233,15 +238,17 @@ static bool is_devicetree_device(const char *device)
  * least 6.1): it is tried first, for kernels that allow it, then the card
  * node.
  */
-static int add_device(struct ion_ctx *ctx, const struct drm_node *render,
-		      const struct drm_node *card, const char *device)
+static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
+		      const struct drm_node *render, const struct drm_node *card,
+		      const char *device)
 {
 	const struct drm_node *tries[] = { render, card };
 	const struct drm_node *node = NULL;
 	_cleanup_free_ char *driver = NULL, *name = NULL;
 	_cleanup_close_ int fd = -1; /* or the negative errno of the last try */
 	const char *what = NULL;
-	const uint32_t *export = NULL;
+	uint32_t export = 0;
+	struct gem_heap *gh;
 	struct ion_heap *heap;
 
 	for (size_t i = 0; i < 2 && fd < 0; i++) {
@@ -260,8 +267,14 @@ static int add_device(struct ion_ctx *ctx, const struct drm_node *render,
 		name = NULL;
 		return -ENOMEM;
 	}
-	heap = ion_registry_add(ctx, &ion_backend_gem, name, driver ? driver : name);
+	heap = ion_registry_add(reg, &ion_backend_gem, name, sizeof(*gh));
 	if (!heap)
+		return -ENOMEM;
+	gh = heap_container(heap, struct gem_heap);
+	gh->fd = -1;
+	free(heap->kernel_name);
+	heap->kernel_name = strdup(driver ? driver : name);
+	if (!heap->kernel_name)
 		return -ENOMEM;
 	heap->type = ION_HEAP_TYPE_CUSTOM;
 	heap->props = ION_HEAP_PROP_CACHED;
@@ -283,8 +296,8 @@ static int add_device(struct ion_ctx *ctx, const struct drm_node *render,
 	else if (fd < 0)
 		ion_heap_set_unavailable(heap, fd, "%s: %s", what, strerror(-fd));
 	else {
-		heap->dev_fd = steal_fd(&fd);
-		heap->priv = (void *)export;
+		gh->fd = steal_fd(&fd);
+		gh->export_flags = export;
 	}
 	return 0;
 }
@@ -326,7 +339,7 @@ static bool same_device(const struct drm_node *a, const struct drm_node *b)
 	return a == b || (a->device && b->device && strcmp(a->device, b->device) == 0);
 }
 
-static int gem_probe(struct ion_ctx *ctx)
+static int gem_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 {
 	_cleanup_free_ char *dir = ion_ctx_path(ctx, "/dev/dri");
 	struct drm_node *nodes = NULL;
@@ -370,7 +383,7 @@ static int gem_probe(struct ion_ctx *ctx)
 			if (!nodes[j].render && !card)
 				card = &nodes[j];
 		}
-		r = add_device(ctx, render, card, nodes[i].device);
+		r = add_device(ctx, reg, render, card, nodes[i].device);
 	}
 	for (int i = 0; i < count; i++) {
 		free(nodes[i].path);
@@ -380,24 +393,32 @@ static int gem_probe(struct ion_ctx *ctx)
 	return r;
 }
 
-static int gem_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+static int gem_alloc(const struct ion_heap *heap, size_t len,
 		     unsigned int flags, int *ret_fd)
 {
-	(void)ctx;
+	const struct gem_heap *gh = heap_container(heap, const struct gem_heap);
+
 	(void)flags; /* a dumb buffer's caching is the driver's */
-	return dumb_alloc(heap->dev_fd, len, *(const uint32_t *)heap->priv, ret_fd);
+	return dumb_alloc(gh->fd, len, gh->export_flags, ret_fd);
+}
+
+static void gem_destroy(struct ion_heap *heap)
+{
+	closep(&heap_container(heap, struct gem_heap)->fd);
 }
 
 const struct ion_backend ion_backend_gem = {
 	.name = "gem",
 	.probe = gem_probe,
 	.alloc = gem_alloc,
+	.destroy = gem_destroy,
 };
 
 #else /* !HAVE_LIBDRM */
 
-static int gem_probe(struct ion_ctx *ctx)
+static int gem_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 {
+	(void)reg;
 	ion_dbg(ctx, "built without libdrm: no GEM heaps");
 	return 0;
 }

@@ -19,17 +19,32 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "internal.h"
+#include <ion/ion.h>
+
+#include "backend.h"
 #include "uapi/ion.h"
 
 #define ION_CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
 /* The legacy structs hold size_t: their layout is the caller's. */
 #define NATIVE_USER_BITS ((unsigned int)(sizeof(size_t) * CHAR_BIT))
 
-/* heap->priv: the ABI of the heap's /dev/ion (static, nothing to free). */
 struct ion_abi {
 	const char *name;
 	bool legacy;
+};
+
+/* One open /dev/ion and its ABI, shared by the heaps it lists: a legacy
+ * kernel's handles live in the open file. */
+struct ion_dev {
+	unsigned int refs;	/* discovery and destroy run under the context's lock */
+	int fd;
+	const struct ion_abi *abi;
+};
+
+struct ion_dev_heap {
+	struct ion_heap heap;
+	struct ion_dev *dev;
+	uint32_t kernel_id;	/* the kernel's own heap id */
 };
 
 static const struct ion_abi abi_modern = { "4.12+", false };
@@ -198,8 +213,7 @@ static int type_memory_key(unsigned int type, const char *name, char **ret_key)
 		key = strdup("system-contig");
 		break;
 	case ION_HEAP_TYPE_DMA:
-		if (asprintf(&key, "cma:%s", name) < 0)
-			key = NULL;
+		key = ion_cma_memory_key(name);
 		break;
 	default:
 		*ret_key = NULL;
@@ -212,43 +226,29 @@ static int type_memory_key(unsigned int type, const char *name, char **ret_key)
 }
 
 /*
- * Adds a kernel heap unless another backend (probing earlier, so
- * preferred) already offers its memory: each heap appears once.
- * 0 or -ENOMEM; *ret_heap (may be NULL) is the heap added, or NULL.
+ * Adds a kernel heap with its memory key; the registry drops it if an
+ * earlier backend offers the same memory.  0 or -ENOMEM; *ret_heap (may
+ * be NULL) is the heap added.
  */
-static int add_heap(struct ion_ctx *ctx, const struct ion_abi *abi, int fd,
+static int add_heap(struct ion_registry *reg, struct ion_dev *dev,
 		    const char *node, const char *name, unsigned int type,
 		    uint32_t kernel_id, struct ion_heap **ret_heap)
 {
-	_cleanup_free_ char *key = NULL;
-	struct ion_heap *heap, *other;
+	struct ion_dev_heap *ih;
+	struct ion_heap *heap;
 
-	if (ret_heap)
-		*ret_heap = NULL;
-	if (type_memory_key(type, name, &key) < 0)
-		return -ENOMEM;
-	other = key ? ion_registry_find_memory(ctx, key) : NULL;
-	if (other) {
-		ion_dbg(ctx, "ION heap %s left out: %s heap %s has the same memory",
-			name, other->backend->name, other->name);
-		return 0;
-	}
-	heap = ion_registry_add(ctx, &ion_backend_ion, name, name);
+	heap = ion_registry_add(reg, &ion_backend_ion, name, sizeof(*ih));
 	if (!heap)
 		return -ENOMEM;
+	ih = heap_container(heap, struct ion_dev_heap);
+	ih->dev = dev;
+	dev->refs++;
+	ih->kernel_id = kernel_id;
 	heap->type = type;
-	heap->kernel_id = kernel_id;
-	heap->props = type_props(type);
-	heap->memory_key = steal_ptr(&key);
-	heap->priv = (void *)abi;
+	heap->props = type_props(type) | (dev->abi->legacy ? ION_HEAP_PROP_ION_LEGACY : 0);
 	heap->node = strdup(node);
-	if (!heap->node)
+	if (!heap->node || type_memory_key(type, name, &heap->memory_key) < 0)
 		return -ENOMEM;
-	/* One fd per heap, since the registry closes each heap's dev_fd; dups
-	 * share the open file, and with it a legacy kernel's handles. */
-	heap->dev_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (heap->dev_fd < 0)
-		ion_heap_set_unavailable(heap, neg_errno(), "dup %s: %m", node);
 	if (ret_heap)
 		*ret_heap = heap;
 	return 0;
@@ -279,8 +279,8 @@ static int query_heaps(int fd, struct ion_new_heap_data **ret_heaps,
 	return 0;
 }
 
-static int add_queried_heaps(struct ion_ctx *ctx, const struct ion_abi *abi,
-			     int fd, const char *node,
+static int add_queried_heaps(struct ion_ctx *ctx, struct ion_registry *reg,
+			     struct ion_dev *dev, const char *node,
 			     const struct ion_new_heap_data *heaps, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
@@ -296,8 +296,7 @@ static int add_queried_heaps(struct ion_ctx *ctx, const struct ion_abi *abi,
 		}
 		if (!name[0])
 			snprintf(name, sizeof(name), "ion-%u", heaps[i].heap_id);
-		r = add_heap(ctx, abi, fd, node, name, heaps[i].type,
-			     heaps[i].heap_id, NULL);
+		r = add_heap(reg, dev, node, name, heaps[i].type, heaps[i].heap_id, NULL);
 		if (r < 0)
 			return r;
 	}
@@ -309,8 +308,11 @@ static int add_queried_heaps(struct ion_ctx *ctx, const struct ion_abi *abi,
  * finds them (ENODEV: no heap has that id).  Named "ion-<id>", typed by
  * the legacy convention that heap ids below CUSTOM equal their types.
  */
-static int probe_legacy_heaps(struct ion_ctx *ctx, int fd, const char *node)
+static int probe_legacy_heaps(struct ion_ctx *ctx, struct ion_registry *reg,
+			      struct ion_dev *dev, const char *node)
 {
+	int fd = dev->fd;
+
 	for (uint32_t id = 0; id < ION_NUM_HEAP_IDS; id++) {
 		unsigned int type = id < ION_HEAP_TYPE_CUSTOM ? id : ION_HEAP_TYPE_CUSTOM;
 		struct ion_heap *heap;
@@ -324,12 +326,12 @@ static int probe_legacy_heaps(struct ion_ctx *ctx, int fd, const char *node)
 		if (r == 0 && legacy_free_handle(fd, handle) < 0)
 			ion_dbg(ctx, "ION heap %u: probe handle not freed: %m", id);
 		snprintf(name, sizeof(name), "ion-%u", id);
-		r_add = add_heap(ctx, &abi_legacy, fd, node, name, type, id, &heap);
+		r_add = add_heap(reg, dev, node, name, type, id, &heap);
 		if (r_add < 0)
 			return r_add;
 		/* Out of memory now is not for ever; a heap that refuses a
 		 * plain page (a secure heap wants its own flags) is of no use. */
-		if (heap && r < 0 && r != -ENOMEM)
+		if (r < 0 && r != -ENOMEM)
 			ion_heap_set_unavailable(heap, r, "probe allocation on %s: %s",
 						 node, strerror(-r));
 	}
@@ -337,12 +339,12 @@ static int probe_legacy_heaps(struct ion_ctx *ctx, int fd, const char *node)
 }
 
 /* A /dev/ion we cannot use: one heap "ion" tells why ("open /dev/ion: ..."). */
-static int add_broken(struct ion_ctx *ctx, const char *node, const char *what,
+static int add_broken(struct ion_registry *reg, const char *node, const char *what,
 		      int error)
 {
 	struct ion_heap *heap;
 
-	heap = ion_registry_add(ctx, &ion_backend_ion, "ion", NULL);
+	heap = ion_registry_add(reg, &ion_backend_ion, "ion", sizeof(struct ion_dev_heap));
 	if (!heap)
 		return -ENOMEM;
 	heap->node = strdup(node);
@@ -353,12 +355,21 @@ static int add_broken(struct ion_ctx *ctx, const char *node, const char *what,
 	return 0;
 }
 
-static int iondev_probe(struct ion_ctx *ctx)
+static void dev_unref(struct ion_dev *dev)
+{
+	if (dev && --dev->refs == 0) {
+		close(dev->fd);
+		free(dev);
+	}
+}
+
+static int iondev_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 {
 	_cleanup_free_ char *node = ion_ctx_path(ctx, "/dev/ion");
 	_cleanup_free_ struct ion_new_heap_data *heaps = NULL;
 	_cleanup_close_ int fd = -1;
 	const struct ion_abi *abi;
+	struct ion_dev *dev;
 	unsigned int n = 0;
 	int r;
 
@@ -369,50 +380,62 @@ static int iondev_probe(struct ion_ctx *ctx)
 		r = neg_errno();
 		if (r == -ENOENT || r == -ENOTDIR)
 			return 0; /* no ION here */
-		return r == -ENOMEM ? r : add_broken(ctx, node, "open", r);
+		return r == -ENOMEM ? r : add_broken(reg, node, "open", r);
 	}
 	abi = detect_abi(fd, &r);
 	if (!abi)
-		return r == -ENOMEM ? r : add_broken(ctx, node, "ABI probe on", r);
-	ctx->legacy_ion = abi->legacy;
+		return r == -ENOMEM ? r : add_broken(reg, node, "ABI probe on", r);
 	ion_dbg(ctx, "%s: ION ABI %s", node, abi->name);
 	r = query_heaps(fd, &heaps, &n);
-	if (r == 0)
-		return add_queried_heaps(ctx, abi, fd, node, heaps, n);
+	if (r < 0 && r != -ENOMEM && !(r == -ENOTTY && abi->legacy))
+		/* Every modern ION lists its heaps: this is no ION we know. */
+		return add_broken(reg, node, "ION_IOC_HEAP_QUERY on", r);
 	if (r == -ENOMEM)
 		return r;
-	if (r == -ENOTTY && abi->legacy)
-		return probe_legacy_heaps(ctx, fd, node);
-	/* Every modern ION lists its heaps: this is no ION we know. */
-	return add_broken(ctx, node, "ION_IOC_HEAP_QUERY on", r);
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return -ENOMEM;
+	dev->fd = steal_fd(&fd);
+	dev->abi = abi;
+	dev->refs = 1; /* this probe's, dropped below */
+	if (r == 0)
+		r = add_queried_heaps(ctx, reg, dev, node, heaps, n);
+	else
+		r = probe_legacy_heaps(ctx, reg, dev, node);
+	dev_unref(dev);
+	return r;
 }
 
-static int iondev_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+static int iondev_alloc(const struct ion_heap *heap, size_t len,
 			unsigned int flags, int *ret_fd)
 {
-	const struct ion_abi *abi = heap->priv;
+	const struct ion_dev_heap *ih = heap_container(heap, const struct ion_dev_heap);
+	uint32_t mask = 1U << ih->kernel_id;
 
-	(void)ctx;
 	flags &= ION_CACHE_FLAGS;
-	if (abi->legacy)
-		return legacy_alloc(heap->dev_fd, len, 1U << heap->kernel_id, flags,
-				    ret_fd);
-	return modern_alloc(heap->dev_fd, len, 1U << heap->kernel_id, flags, ret_fd);
+	if (ih->dev->abi->legacy)
+		return legacy_alloc(ih->dev->fd, len, mask, flags, ret_fd);
+	return modern_alloc(ih->dev->fd, len, mask, flags, ret_fd);
 }
 
 /* For kernels before 4.6, whose dma-bufs have no DMA_BUF_IOCTL_SYNC. */
-static int iondev_sync(struct ion_heap *heap, int buf_fd)
+static int iondev_sync(const struct ion_heap *heap, int buf_fd)
 {
-	const struct ion_abi *abi = heap->priv;
+	const struct ion_dev_heap *ih = heap_container(heap, const struct ion_dev_heap);
 	struct ion_legacy_fd_data data = { .fd = buf_fd };
 	int r;
 
 	/* Modern ION buffers take DMA_BUF_IOCTL_SYNC, which sync.c tried. */
-	if (!abi || !abi->legacy)
+	if (!ih->dev || !ih->dev->abi->legacy)
 		return -ENOTTY;
-	r = ion_ioctl_retry(heap->dev_fd, ION_LEGACY_IOC_SYNC, &data);
+	r = ion_ioctl_retry(ih->dev->fd, ION_LEGACY_IOC_SYNC, &data);
 	/* EINVAL: a dma-buf, but not ION's. */
 	return r == -EINVAL ? -ENOTTY : r;
+}
+
+static void iondev_destroy(struct ion_heap *heap)
+{
+	dev_unref(heap_container(heap, struct ion_dev_heap)->dev);
 }
 
 const struct ion_backend ion_backend_ion = {
@@ -420,4 +443,5 @@ const struct ion_backend ion_backend_ion = {
 	.probe = iondev_probe,
 	.alloc = iondev_alloc,
 	.sync = iondev_sync,
+	.destroy = iondev_destroy,
 };

@@ -8,14 +8,17 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include <ion/ion.h>
 
-static int memfd_probe(struct ion_ctx *ctx)
+#include "backend.h"
+
+static int memfd_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 {
 	struct ion_heap *heap;
 	int fd;
 
-	heap = ion_registry_add(ctx, &ion_backend_memfd, "memfd", NULL);
+	(void)ctx;
+	heap = ion_registry_add(reg, &ion_backend_memfd, "memfd", sizeof(*heap));
 	if (!heap)
 		return -ENOMEM;
 	heap->type = ION_HEAP_TYPE_SYSTEM;
@@ -28,10 +31,9 @@ static int memfd_probe(struct ion_ctx *ctx)
 	return 0;
 }
 
-static int memfd_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+static int memfd_alloc(const struct ion_heap *heap, size_t len,
 		       unsigned int flags, int *ret_fd)
 {
-	(void)ctx;
 	(void)heap;
 	(void)flags;
 	return ion_memfd_create_sealed("libion", len, F_SEAL_SHRINK | F_SEAL_GROW,

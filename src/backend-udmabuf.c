@@ -16,10 +16,17 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include <ion/ion.h>
+
+#include "backend.h"
 #include "uapi/udmabuf.h"
 
-static int udmabuf_probe(struct ion_ctx *ctx)
+struct udmabuf_heap {
+	struct ion_heap heap;
+	int fd;		/* /dev/udmabuf, O_RDWR|O_CLOEXEC, or -1 */
+};
+
+static int udmabuf_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 {
 	_cleanup_free_ char *node = ion_ctx_path(ctx, "/dev/udmabuf");
 	_cleanup_close_ int fd = -1;
@@ -32,21 +39,23 @@ static int udmabuf_probe(struct ion_ctx *ctx)
 	error = fd < 0 ? neg_errno() : 0;
 	if (error == -ENOENT || error == -ENOTDIR)
 		return 0; /* no udmabuf here */
-	heap = ion_registry_add(ctx, &ion_backend_udmabuf, "udmabuf", NULL);
+	heap = ion_registry_add(reg, &ion_backend_udmabuf, "udmabuf",
+				sizeof(struct udmabuf_heap));
 	if (!heap)
 		return -ENOMEM;
 	heap->type = ION_HEAP_TYPE_SYSTEM;
 	heap->props = ION_HEAP_PROP_CACHED;
 	if (error)
 		ion_heap_set_unavailable(heap, error, "open %s: %s", node, strerror(-error));
-	heap->dev_fd = steal_fd(&fd);
+	heap_container(heap, struct udmabuf_heap)->fd = steal_fd(&fd);
 	heap->node = steal_ptr(&node);
 	return 0;
 }
 
-static int udmabuf_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
+static int udmabuf_alloc(const struct ion_heap *heap, size_t len,
 			 unsigned int flags, int *ret_fd)
 {
+	int dev_fd = heap_container(heap, const struct udmabuf_heap)->fd;
 	_cleanup_close_ int memfd = -1;
 	struct udmabuf_create create = {
 		.flags = UDMABUF_FLAGS_CLOEXEC,
@@ -54,7 +63,6 @@ static int udmabuf_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
 	};
 	int fd, r;
 
-	(void)ctx;
 	(void)flags; /* the pages are shmem: always cached */
 	/* udmabuf pins the pages: it insists the file cannot shrink under it. */
 	r = ion_memfd_create_sealed("libion-udmabuf", len, F_SEAL_SHRINK, &memfd);
@@ -63,7 +71,7 @@ static int udmabuf_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
 	create.memfd = (uint32_t)memfd;
 	/* Returns the new fd, which ion_ioctl_retry() would swallow. */
 	do {
-		fd = ioctl(heap->dev_fd, UDMABUF_CREATE, &create);
+		fd = ioctl(dev_fd, UDMABUF_CREATE, &create);
 	} while (fd < 0 && errno == EINTR);
 	/*
 	 * The request is well-formed by construction (sealed shmem, whole
@@ -77,8 +85,14 @@ static int udmabuf_alloc(struct ion_ctx *ctx, struct ion_heap *heap, size_t len,
 	return 0;
 }
 
+static void udmabuf_destroy(struct ion_heap *heap)
+{
+	closep(&heap_container(heap, struct udmabuf_heap)->fd);
+}
+
 const struct ion_backend ion_backend_udmabuf = {
 	.name = "udmabuf",
 	.probe = udmabuf_probe,
 	.alloc = udmabuf_alloc,
+	.destroy = udmabuf_destroy,
 };

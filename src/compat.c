@@ -14,7 +14,9 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include "internal.h"
+#include <ion/ion.h>
+
+#include "context.h"
 
 #define DMA_BUF_MAGIC 0x444d4142 /* "DMAB", include/uapi/linux/magic.h */
 
@@ -171,14 +173,20 @@ ION_EXPORT int ion_close(int fd)
 
 ION_EXPORT int ion_is_legacy(int fd)
 {
-	int r;
+	int n, r;
 	struct ion_ctx *ctx = client_ctx(fd, &r);
 
 	if (!ctx)
 		return r;
-	r = ion_ctx_ensure_discovered(ctx);
-	if (r == 0)
-		r = ctx->legacy_ion;
+	n = ion_ctx_get_heap_count(ctx);
+	r = n < 0 ? n : 0;
+	for (int i = 0; i < n && r == 0; i++) {
+		const struct ion_heap *h;
+
+		if (ion_ctx_get_heap(ctx, (unsigned int)i, &h) == 0 &&
+		    (ion_heap_get_properties(h) & ION_HEAP_PROP_ION_LEGACY))
+			r = 1;
+	}
 	ion_ctx_unref(ctx);
 	return r;
 }
@@ -200,8 +208,7 @@ ION_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align,
 		r = -EINVAL;
 	else
 		/* ION's semantics: the mask lists every acceptable heap. */
-		r = ion_ctx_alloc_mask(ctx, heap_mask, len, flags | ION_ALLOC_FALLBACK,
-				       handle_fd, NULL);
+		r = ion_ctx_alloc_mask(ctx, heap_mask, len, flags, handle_fd, NULL);
 	ion_ctx_unref(ctx);
 	return r;
 }
@@ -335,7 +342,7 @@ ION_EXPORT int ion_map(int fd, ion_user_handle_t handle, size_t length,
 		return r;
 	/* A memfd would map past its end and SIGBUS later: refuse now, as a
 	 * dma-buf does. */
-	r = ion_buffer_get_size(buf_fd, &size);
+	r = ion_fd_get_size(buf_fd, &size);
 	if (r == 0 && ((uint64_t)offset > size || length > size - (uint64_t)offset))
 		r = -EINVAL;
 	if (r < 0) {

@@ -5,7 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "context.h"
+#include "registry.h"
 
 __attribute__((format(printf, 6, 0)))
 static void log_stderr(struct ion_ctx *ctx, int priority, const char *file,
@@ -76,7 +77,7 @@ ION_EXPORT int ion_ctx_new(const char *sysroot, struct ion_ctx **ret_ctx)
 		return -ENOMEM;
 	}
 	atomic_init(&ctx->refcount, 1);
-	atomic_init(&ctx->discovered, false);
+	atomic_init(&ctx->registry, NULL);
 	pthread_mutex_init(&ctx->discover_lock, NULL);
 	ctx->log_fn = log_stderr;
 	ctx->log_priority = log_priority_from_env();
@@ -99,7 +100,7 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 	if (atomic_fetch_sub_explicit(&ctx->refcount, 1,
 				      memory_order_acq_rel) != 1)
 		return NULL;
-	ion_registry_clear(ctx);
+	ion_registry_free(atomic_load_explicit(&ctx->registry, memory_order_acquire));
 	pthread_mutex_destroy(&ctx->discover_lock);
 	free(ctx->sysroot);
 	free(ctx);

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
- * The heaps every backend found: names, ids, properties, availability.
- * Discovery runs once per context, on first use; after it the registry
- * is immutable, so readers need no lock.
+ * Discovery, once per context, lazily, under the context's lock:
+ * backend probes -> merge (one memory counts once) -> unique names ->
+ * uncached variants -> Android ids -> freeze.  After the freeze the
+ * registry is immutable and read without locks.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include <ion/ion.h>
+
+#include "backend.h"
+#include "registry.h"
 
 static const struct ion_backend *const backends[] = {
 	&ion_backend_dmaheap,
@@ -18,41 +22,30 @@ static const struct ion_backend *const backends[] = {
 	&ion_backend_memfd,
 };
 
-static bool name_taken(struct ion_ctx *ctx, const char *name)
-{
-	return ion_registry_find(ctx, name) != NULL;
-}
-
-struct ion_heap *ion_registry_add(struct ion_ctx *ctx,
+struct ion_heap *ion_registry_add(struct ion_registry *reg,
 				  const struct ion_backend *backend,
-				  const char *name, const char *kernel_name)
+				  const char *kernel_name, size_t size)
 {
 	struct ion_heap **heaps, *heap;
 
-	heap = calloc(1, sizeof(*heap));
+	heap = calloc(1, size);
 	if (!heap)
 		return NULL;
-	heap->name = strdup(name);
-	heap->kernel_name = strdup(kernel_name ? kernel_name : name);
-	for (unsigned int n = 2; heap->name && name_taken(ctx, heap->name); n++) {
-		free(heap->name);
-		if (asprintf(&heap->name, "%s-%u", name, n) < 0)
-			heap->name = NULL;
-	}
-	heaps = realloc(ctx->heaps, (ctx->n_heaps + 1) * sizeof(*heaps));
+	heap->name = strdup(kernel_name);
+	heap->kernel_name = strdup(kernel_name);
+	heaps = realloc(reg->heaps, (reg->n_heaps + 1) * sizeof(*heaps));
+	if (heaps)
+		reg->heaps = heaps;
 	if (!heap->name || !heap->kernel_name || !heaps) {
 		free(heap->name);
 		free(heap->kernel_name);
 		free(heap);
-		if (heaps)
-			ctx->heaps = heaps;
 		return NULL;
 	}
 	heap->backend = backend;
 	heap->id = -1;
-	heap->dev_fd = -1;
-	ctx->heaps = heaps;
-	ctx->heaps[ctx->n_heaps++] = heap;
+	heap->index = reg->n_heaps;
+	reg->heaps[reg->n_heaps++] = heap;
 	return heap;
 }
 
@@ -69,126 +62,19 @@ void ion_heap_set_unavailable(struct ion_heap *heap, int error,
 	va_end(args);
 }
 
-struct ion_heap *ion_registry_find_memory(struct ion_ctx *ctx, const char *key)
+const struct ion_heap *ion_registry_find(const struct ion_registry *reg,
+					 const char *name)
 {
-	for (unsigned int i = 0; i < ctx->n_heaps; i++) {
-		struct ion_heap *h = ctx->heaps[i];
+	for (unsigned int i = 0; i < reg->n_heaps; i++) {
+		const struct ion_heap *h = reg->heaps[i];
 
-		if (!h->error && h->memory_key && strcmp(h->memory_key, key) == 0)
+		if (strcmp(h->name, name) == 0)
 			return h;
+		for (char **a = h->aliases; a && *a; a++)
+			if (strcmp(*a, name) == 0)
+				return h;
 	}
 	return NULL;
-}
-
-struct ion_heap *ion_registry_find(struct ion_ctx *ctx, const char *name)
-{
-	for (unsigned int i = 0; i < ctx->n_heaps; i++)
-		if (strcmp(ctx->heaps[i]->name, name) == 0)
-			return ctx->heaps[i];
-	return NULL;
-}
-
-/*
- * The first available heap of each ION type (backends probe in order of
- * preference) takes the type's id, so Android masks keep their meaning;
- * the rest get ids from ION_EXTRA_ID_FIRST up, while they last.
- */
-static void assign_ids(struct ion_ctx *ctx)
-{
-	unsigned int next_extra = ION_EXTRA_ID_FIRST;
-
-	for (unsigned int i = 0; i < ctx->n_heaps; i++) {
-		struct ion_heap *h = ctx->heaps[i];
-
-		if (h->error)
-			continue;
-		if (h->type < ION_HEAP_TYPE_CUSTOM && !ctx->by_id[h->type] &&
-		    !(h->props & ION_HEAP_PROP_UNCACHED && !(h->props & ION_HEAP_PROP_CACHED)))
-			h->id = (int)h->type;
-		else if (next_extra < ION_MAX_IDS)
-			h->id = (int)next_extra++;
-		if (h->id >= 0)
-			ctx->by_id[h->id] = h;
-	}
-}
-
-int ion_registry_discover(struct ion_ctx *ctx)
-{
-	int r = 0;
-
-	pthread_mutex_lock(&ctx->discover_lock);
-	if (atomic_load_explicit(&ctx->discovered, memory_order_relaxed))
-		goto out;
-	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++) {
-		r = backends[i]->probe(ctx);
-		if (r < 0) {
-			ion_registry_clear(ctx);
-			goto out;
-		}
-	}
-	assign_ids(ctx);
-	for (unsigned int i = 0; i < ctx->n_heaps; i++) {
-		const struct ion_heap *h = ctx->heaps[i];
-
-		ion_dbg(ctx, "heap %s (%s, %s): id %d%s%s", h->name,
-			h->backend->name, h->node ? h->node : "no node", h->id,
-			h->error ? ", unavailable: " : "",
-			h->error ? (h->reason ? h->reason : strerror(-h->error)) : "");
-	}
-	atomic_store_explicit(&ctx->discovered, true, memory_order_release);
-out:
-	pthread_mutex_unlock(&ctx->discover_lock);
-	return r;
-}
-
-void ion_registry_clear(struct ion_ctx *ctx)
-{
-	for (unsigned int i = 0; i < ctx->n_heaps; i++) {
-		struct ion_heap *h = ctx->heaps[i];
-
-		if (h->backend->destroy)
-			h->backend->destroy(h);
-		if (h->dev_fd >= 0)
-			close(h->dev_fd);
-		free(h->name);
-		free(h->kernel_name);
-		free(h->node);
-		free(h->reason);
-		free(h->memory_key);
-		free(h);
-	}
-	free(ctx->heaps);
-	ctx->heaps = NULL;
-	ctx->n_heaps = 0;
-	memset(ctx->by_id, 0, sizeof(ctx->by_id));
-}
-
-/* ---- the public view of heaps ---- */
-
-ION_EXPORT int ion_ctx_get_heap_count(struct ion_ctx *ctx)
-{
-	int r;
-
-	if (!ctx)
-		return -EINVAL;
-	r = ion_ctx_ensure_discovered(ctx);
-	return r < 0 ? r : (int)ctx->n_heaps;
-}
-
-ION_EXPORT int ion_ctx_get_heap(struct ion_ctx *ctx, unsigned int index,
-				const struct ion_heap **ret_heap)
-{
-	int r;
-
-	if (!ctx || !ret_heap)
-		return -EINVAL;
-	r = ion_ctx_ensure_discovered(ctx);
-	if (r < 0)
-		return r;
-	if (index >= ctx->n_heaps)
-		return -ENOENT;
-	*ret_heap = ctx->heaps[index];
-	return 0;
 }
 
 /* The CMA heap's name depends on the kernel and the device tree. */
@@ -196,33 +82,288 @@ static const char *const cma_names[] = {
 	"linux,cma", "reserved", "default-pool", "default_cma_region",
 };
 
-ION_EXPORT int ion_ctx_find_heap(struct ion_ctx *ctx, const char *name,
-				 const struct ion_heap **ret_heap)
-{
-	struct ion_heap *h;
-	int r;
-
-	if (!ctx || !name || !ret_heap)
-		return -EINVAL;
-	r = ion_ctx_ensure_discovered(ctx);
-	if (r < 0)
-		return r;
-	h = ion_registry_find(ctx, name);
-	if (!h && strcmp(name, "cma") == 0)
-		for (size_t i = 0; !h && i < sizeof(cma_names) / sizeof(cma_names[0]); i++)
-			h = ion_registry_find(ctx, cma_names[i]);
-	if (!h)
-		return -ENOENT;
-	*ret_heap = h;
-	return 0;
-}
-
 bool ion_is_cma_name(const char *name)
 {
 	for (size_t i = 0; i < sizeof(cma_names) / sizeof(cma_names[0]); i++)
 		if (strcmp(name, cma_names[i]) == 0)
 			return true;
 	return false;
+}
+
+char *ion_cma_memory_key(const char *name)
+{
+	char *key;
+
+	if (ion_is_cma_name(name))
+		return strdup("cma:default");
+	return asprintf(&key, "cma:%s", name) < 0 ? NULL : key;
+}
+
+static void heap_free(struct ion_heap *h)
+{
+	if (h->backend->destroy)
+		h->backend->destroy(h);
+	free(h->name);
+	free(h->kernel_name);
+	for (char **a = h->aliases; a && *a; a++)
+		free(*a);
+	free(h->aliases);
+	free(h->node);
+	free(h->reason);
+	free(h->memory_key);
+	free(h);
+}
+
+void ion_registry_free(struct ion_registry *reg)
+{
+	if (!reg)
+		return;
+	for (unsigned int i = 0; i < reg->n_heaps; i++)
+		heap_free(reg->heaps[i]);
+	free(reg->heaps);
+	free(reg);
+}
+
+static void remove_heap(struct ion_registry *reg, unsigned int i)
+{
+	heap_free(reg->heaps[i]);
+	memmove(&reg->heaps[i], &reg->heaps[i + 1],
+		(reg->n_heaps - i - 1) * sizeof(reg->heaps[0]));
+	reg->n_heaps--;
+}
+
+static int add_alias(struct ion_heap *heap, const char *alias)
+{
+	size_t n = 0;
+	char **grown;
+
+	while (heap->aliases && heap->aliases[n])
+		n++;
+	grown = realloc(heap->aliases, (n + 2) * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	heap->aliases = grown;
+	grown[n] = strdup(alias);
+	grown[n + 1] = NULL;
+	return grown[n] ? 0 : -ENOMEM;
+}
+
+/*
+ * One memory counts once.  Of the heaps with one memory key, the first
+ * available one (backends probe in order of preference) stays; with none
+ * available, the first stays, to say why.  A heap of the same backend
+ * under another name (6.17 lists the default CMA area twice) leaves its
+ * name behind as an alias; another provider's copy (ION's system heap
+ * beside the DMA-BUF one on 5.10) simply goes.
+ */
+static int merge_same_memory(struct ion_ctx *ctx, struct ion_registry *reg)
+{
+	for (unsigned int i = 0; i < reg->n_heaps; i++) {
+		struct ion_heap *keep = reg->heaps[i];
+
+		if (!keep->memory_key)
+			continue;
+		for (unsigned int j = i + 1; j < reg->n_heaps; j++) {
+			struct ion_heap *h = reg->heaps[j];
+
+			if (!h->memory_key || strcmp(h->memory_key, keep->memory_key))
+				continue;
+			if (keep->error && !h->error) {
+				/* The available one stays, in the first one's place. */
+				reg->heaps[i] = h;
+				reg->heaps[j] = keep;
+				keep = h;
+				h = reg->heaps[j];
+			}
+			ion_dbg(ctx, "%s heap %s left out: %s heap %s has the same memory",
+				h->backend->name, h->kernel_name, keep->backend->name,
+				keep->kernel_name);
+			if (h->backend == keep->backend && add_alias(keep, h->kernel_name) < 0)
+				return -ENOMEM;
+			remove_heap(reg, j--);
+		}
+	}
+	return 0;
+}
+
+/* A name two heaps share gets a "-N" suffix on the later one. */
+static int unique_names(struct ion_registry *reg)
+{
+	for (unsigned int i = 0; i < reg->n_heaps; i++) {
+		struct ion_heap *h = reg->heaps[i];
+		bool taken = true;
+
+		for (unsigned int n = 2; taken; n++) {
+			taken = false;
+			for (unsigned int k = 0; k < i && !taken; k++)
+				taken = strcmp(reg->heaps[k]->name, h->name) == 0;
+			if (!taken)
+				break;
+			free(h->name);
+			if (asprintf(&h->name, "%s-%u", h->kernel_name, n) < 0) {
+				h->name = NULL;
+				return -ENOMEM;
+			}
+		}
+		h->index = i;
+	}
+	return 0;
+}
+
+/* system-uncached for system, and so on: the uncached variant of a
+ * memory, named after it, serves Android masks without ION_FLAG_CACHED. */
+static void link_uncached(struct ion_registry *reg)
+{
+	for (unsigned int i = 0; i < reg->n_heaps; i++) {
+		struct ion_heap *h = reg->heaps[i];
+		size_t len = strlen(h->kernel_name);
+
+		if (h->error || len <= 9 || strcmp(h->kernel_name + len - 9, "-uncached") ||
+		    (h->props & ION_HEAP_PROP_CACHED))
+			continue;
+		for (unsigned int k = 0; k < reg->n_heaps; k++) {
+			struct ion_heap *cached = reg->heaps[k];
+
+			if (!cached->error && cached->backend == h->backend &&
+			    strlen(cached->kernel_name) == len - 9 &&
+			    strncmp(cached->kernel_name, h->kernel_name, len - 9) == 0)
+				cached->uncached = h;
+		}
+	}
+}
+
+static bool is_uncached_variant(const struct ion_registry *reg,
+				const struct ion_heap *h)
+{
+	for (unsigned int i = 0; i < reg->n_heaps; i++)
+		if (reg->heaps[i]->uncached == h)
+			return true;
+	return false;
+}
+
+/*
+ * The first available heap of each ION type (backends probe in order of
+ * preference) takes the type's id, so Android masks keep their meaning;
+ * the rest get ids from ION_EXTRA_ID_FIRST up, while they last.  An
+ * uncached variant is reached through its cached heap's id.
+ */
+static void assign_ids(struct ion_registry *reg)
+{
+	unsigned int next_extra = ION_EXTRA_ID_FIRST;
+
+	for (unsigned int i = 0; i < reg->n_heaps; i++) {
+		struct ion_heap *h = reg->heaps[i];
+
+		if (h->error || is_uncached_variant(reg, h))
+			continue;
+		if (h->type < ION_HEAP_TYPE_CUSTOM && !reg->by_id[h->type])
+			h->id = (int)h->type;
+		else if (next_extra < ION_MAX_IDS)
+			h->id = (int)next_extra++;
+		if (h->id >= 0)
+			reg->by_id[h->id] = h;
+	}
+}
+
+static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
+{
+	struct ion_registry *reg = calloc(1, sizeof(*reg));
+	int r = 0;
+
+	if (!reg)
+		return -ENOMEM;
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]) && r == 0; i++)
+		r = backends[i]->probe(ctx, reg);
+	if (r == 0)
+		r = merge_same_memory(ctx, reg);
+	if (r == 0)
+		r = unique_names(reg);
+	if (r < 0) {
+		ion_registry_free(reg);
+		return r;
+	}
+	link_uncached(reg);
+	assign_ids(reg);
+	for (unsigned int i = 0; i < reg->n_heaps; i++) {
+		const struct ion_heap *h = reg->heaps[i];
+
+		ion_dbg(ctx, "heap %s (%s, %s): id %d%s%s", h->name,
+			h->backend->name, h->node ? h->node : "no node", h->id,
+			h->error ? ", unavailable: " : "",
+			h->error ? (h->reason ? h->reason : strerror(-h->error)) : "");
+	}
+	*ret = reg;
+	return 0;
+}
+
+int ion_registry_discover(struct ion_ctx *ctx, const struct ion_registry **ret)
+{
+	struct ion_registry *reg;
+	int r = 0;
+
+	pthread_mutex_lock(&ctx->discover_lock);
+	reg = atomic_load_explicit(&ctx->registry, memory_order_relaxed);
+	if (!reg) {
+		r = discover(ctx, &reg);
+		if (r == 0)
+			atomic_store_explicit(&ctx->registry, reg, memory_order_release);
+	}
+	pthread_mutex_unlock(&ctx->discover_lock);
+	if (r == 0)
+		*ret = reg;
+	return r;
+}
+
+/* ---- the public view of heaps ---- */
+
+ION_EXPORT int ion_ctx_get_heap_count(struct ion_ctx *ctx)
+{
+	const struct ion_registry *reg;
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	return r < 0 ? r : (int)reg->n_heaps;
+}
+
+ION_EXPORT int ion_ctx_get_heap(struct ion_ctx *ctx, unsigned int index,
+				const struct ion_heap **ret_heap)
+{
+	const struct ion_registry *reg;
+	int r;
+
+	if (!ctx || !ret_heap)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	if (r < 0)
+		return r;
+	if (index >= reg->n_heaps)
+		return -ENOENT;
+	*ret_heap = reg->heaps[index];
+	return 0;
+}
+
+ION_EXPORT int ion_ctx_find_heap(struct ion_ctx *ctx, const char *name,
+				 const struct ion_heap **ret_heap)
+{
+	const struct ion_registry *reg;
+	const struct ion_heap *h;
+	int r;
+
+	if (!ctx || !name || !ret_heap)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	if (r < 0)
+		return r;
+	h = ion_registry_find(reg, name);
+	for (size_t i = 0; !h && strcmp(name, "cma") == 0 &&
+			   i < sizeof(cma_names) / sizeof(cma_names[0]); i++)
+		h = ion_registry_find(reg, cma_names[i]);
+	if (!h)
+		return -ENOENT;
+	*ret_heap = h;
+	return 0;
 }
 
 ION_EXPORT const char *ion_heap_get_name(const struct ion_heap *heap)

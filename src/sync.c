@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* CPU access brackets: ion_sync() and what ion_sync_fd() builds on. */
-#include "internal.h"
+#include "backend.h"
 #include "uapi/dma-buf.h"
 
 static int dma_buf_sync(int buf_fd, uint64_t flags)
@@ -38,10 +38,13 @@ ION_EXPORT int ion_sync(int buf_fd, unsigned int flags)
 	return r == -ENOTTY ? not_a_dma_buf(buf_fd) : r;
 }
 
-int ion_ctx_sync_for_device(struct ion_ctx *ctx, int buf_fd)
+ION_EXPORT int ion_ctx_sync_for_device(struct ion_ctx *ctx, int buf_fd)
 {
+	const struct ion_registry *reg;
 	int r;
 
+	if (!ctx)
+		return -EINVAL;
 	if (buf_fd < 0)
 		return -EBADF;
 	r = dma_buf_sync(buf_fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW);
@@ -53,12 +56,12 @@ int ion_ctx_sync_for_device(struct ion_ctx *ctx, int buf_fd)
 		return 0;
 	/* Kernels before 4.6 have no DMA_BUF_IOCTL_SYNC: ask the backend
 	 * that may have made the buffer (legacy ION's ION_IOC_SYNC). */
-	r = ion_ctx_ensure_discovered(ctx);
+	r = ion_ctx_registry(ctx, &reg);
 	if (r < 0)
 		return r;
 	r = -ENOTTY;
-	for (unsigned int i = 0; i < ctx->n_heaps && r == -ENOTTY; i++) {
-		struct ion_heap *heap = ctx->heaps[i];
+	for (unsigned int i = 0; i < reg->n_heaps && r == -ENOTTY; i++) {
+		const struct ion_heap *heap = reg->heaps[i];
 
 		if (!heap->error && heap->backend->sync)
 			r = heap->backend->sync(heap, buf_fd);

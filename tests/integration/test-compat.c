@@ -280,14 +280,15 @@ static void test_import_every_heap(void **pstate)
 }
 
 /*
- * With the CMA heap exhausted, a mask allocation stops at its -ENOMEM,
- * or with ION_ALLOC_FALLBACK moves on to the next heap of the mask and
- * says which served.
+ * With the CMA heap exhausted, a request without fallback stops at its
+ * -ENOMEM; with fallback (the default, and always for masks, as in ION)
+ * it moves on to the next heap of the mask and says which served.
  */
 static void test_fallback_when_cma_is_full(void **pstate)
 {
 	struct ion_ctx *ctx;
 	const struct ion_heap *cma, *served = NULL;
+	struct ion_alloc_config *config;
 	int held[256], n_held = 0, fd = -3, r;
 	const unsigned int mask = ION_HEAP_TYPE_DMA_MASK | ION_HEAP_SYSTEM_MASK;
 
@@ -306,13 +307,23 @@ static void test_fallback_when_cma_is_full(void **pstate)
 	}
 	assert_int_equal(r, -ENOMEM);
 	assert_true(n_held > 0);
-	assert_int_equal(ion_ctx_alloc_mask(ctx, mask, 1 << 20, ION_FLAG_CACHED, &fd, &served), -ENOMEM);
+	assert_int_equal(ion_alloc_config_new(&config), 0);
+	assert_int_equal(ion_alloc_config_set_size(config, 1 << 20), 0);
+	assert_int_equal(ion_alloc_config_set_heap_mask(config, mask), 0);
+	assert_int_equal(ion_alloc_config_set_flags(config, ION_FLAG_CACHED), 0);
+	assert_int_equal(ion_alloc_config_set_fallback(config, 0), 0);
+	assert_int_equal(ion_ctx_allocate(ctx, config, &fd, &served), -ENOMEM);
 	assert_int_equal(fd, -3);
 	assert_null(served);
-	assert_int_equal(ion_ctx_alloc_mask(ctx, mask, 1 << 20,
-					    ION_FLAG_CACHED | ION_ALLOC_FALLBACK, &fd, &served), 0);
+	assert_int_equal(ion_alloc_config_set_fallback(config, 1), 0);
+	assert_int_equal(ion_ctx_allocate(ctx, config, &fd, &served), 0);
 	assert_int_equal(ion_heap_get_id(served), ION_HEAP_TYPE_SYSTEM);
 	close(fd);
+	served = NULL;
+	assert_int_equal(ion_ctx_alloc_mask(ctx, mask, 1 << 20, ION_FLAG_CACHED, &fd, &served), 0);
+	assert_int_equal(ion_heap_get_id(served), ION_HEAP_TYPE_SYSTEM);
+	close(fd);
+	ion_alloc_config_free(config);
 	while (n_held > 0)
 		close(held[--n_held]);
 	ion_ctx_unref(ctx);

@@ -786,7 +786,7 @@ static void check_buffer_fd(int fd)
 
 	assert_true(fd >= 0);
 	assert_true(fd_is_cloexec(fd));
-	assert_int_equal(ion_buffer_get_size(fd, &size), 0);
+	assert_int_equal(ion_fd_get_size(fd, &size), 0);
 	assert_int_equal(size, BUF_LEN);
 }
 
@@ -906,7 +906,7 @@ static const struct call call_ion_import = {
 
 static int run_get_size(struct args *a)
 {
-	return ion_buffer_get_size(a->buf_fd, &a->out_size);
+	return ion_fd_get_size(a->buf_fd, &a->out_size);
 }
 
 static void release_size(struct args *a)
@@ -915,7 +915,7 @@ static void release_size(struct args *a)
 }
 
 static const struct call call_get_size = {
-	"ion_buffer_get_size", run_get_size, release_size, NULL, false, 0,
+	"ion_fd_get_size", run_get_size, release_size, NULL, false, 0,
 };
 
 static int run_sync(struct args *a)
@@ -1384,7 +1384,7 @@ static void print_heap_tally(void)
 	static const char *const names[N_TALLY] = {
 		"ion_ctx_alloc", "ion_ctx_alloc_mask", "ion_alloc",
 		"ion_alloc_fd", "ion_share", "ion_map", "ion_import",
-		"ion_buffer_get_size", "ion_sync",
+		"ion_fd_get_size", "ion_sync",
 	};
 	unsigned int total = 0;
 	char line[1024] = "";

@@ -104,7 +104,7 @@ static void test_sizes_and_flags(void **pstate)
 			size_t size = 0;
 			unsigned char *p;
 
-			assert_int_equal(ion_buffer_get_size(fd, &size), 0);
+			assert_int_equal(ion_fd_get_size(fd, &size), 0);
 			assert_int_equal(size, sizes[i]);
 			p = map(fd, sizes[i], 0);
 			sync_ok(fd, ION_SYNC_START | ION_SYNC_RW);
@@ -126,7 +126,7 @@ static void test_odd_length_rounds_up(void **pstate)
 	int fd = alloc(s, 4097, 0);
 	size_t size = 0;
 
-	assert_int_equal(ion_buffer_get_size(fd, &size), 0);
+	assert_int_equal(ion_fd_get_size(fd, &size), 0);
 	assert_int_equal(size, 8192);
 	close(fd);
 }
@@ -370,7 +370,7 @@ static void test_buffer_name(void **pstate)
 {
 	struct state *s = *pstate;
 	int fd = alloc(s, 4096, 0);
-	int r = ion_buffer_set_name(fd, "a-rather-long-buffer-name-that-goes-past-31");
+	int r = ion_fd_set_name(fd, "a-rather-long-buffer-name-that-goes-past-31");
 
 	if (s->props & ION_HEAP_PROP_CPU_ONLY) {
 		assert_int_equal(r, -ENOTTY);
@@ -389,7 +389,7 @@ static void test_buffer_name(void **pstate)
 		fclose(f);
 		assert_true(found);
 	}
-	assert_int_equal(ion_buffer_set_name(fd, NULL), -EINVAL);
+	assert_int_equal(ion_fd_set_name(fd, NULL), -EINVAL);
 	close(fd);
 }
 

@@ -78,6 +78,20 @@ bool fd_is_cloexec(int fd)
 	return flags >= 0 && (flags & FD_CLOEXEC);
 }
 
+void fd_table_assert_new_cloexec(const struct fd_table *before)
+{
+	struct fd_table now;
+	bool ok = true;
+
+	fd_table_read(&now);
+	for (int i = 0; i < now.n; i++)
+		if (!has_fd(before, now.fds[i]) && !fd_is_cloexec(now.fds[i])) {
+			print_fd("is not close-on-exec", now.fds[i]);
+			ok = false;
+		}
+	assert_true(ok);
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag,
 			struct FTW *ftw)
 {

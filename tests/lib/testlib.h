@@ -21,6 +21,8 @@ void fd_table_read(struct fd_table *t);
 void fd_table_assert_same(const struct fd_table *before);
 
 bool fd_is_cloexec(int fd);
+/* Fails the current test unless every fd opened since before is close-on-exec. */
+void fd_table_assert_new_cloexec(const struct fd_table *before);
 
 /* Removes a directory tree (a test's fake root); 0 or -1. */
 int test_remove_tree(const char *path);

@@ -17,7 +17,8 @@
 
 #include <cmocka.h>
 
-#include "src/internal.h"
+#include "src/backend.h"
+#include "src/solver.h"
 #include "testlib.h"
 
 struct fake_root {

@@ -12,7 +12,8 @@
 
 #include <cmocka.h>
 
-#include "src/internal.h"
+#include "src/backend.h"
+#include "src/solver.h"
 
 static void test_parse_size(void **state)
 {

@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libion's own API: contexts, heaps, allocation requests and their
+ * solutions, and calls on buffer fds.  <ion/ion.h> includes this header
+ * beside Android's calls; include either.
+ *
+ * Rules every call keeps, unless its entry says otherwise:
+ *
+ *  - Errors: a call that can fail returns 0 (or a count) on success and
+ *    a negative errno on failure, and writes its out-parameters (named
+ *    ret_*) only on success.  A NULL object or out-pointer is -EINVAL.
+ *  - File descriptors: every fd the library opens or returns is
+ *    close-on-exec; no failing call leaves an fd behind.
+ *  - Ownership: "returns a reference" means the caller drops it with the
+ *    matching _unref(); _unref() and _free() accept NULL and return NULL
+ *    (p = ion_x_unref(p)).  Objects got from another object without a
+ *    reference (heaps) live as long as that object.
+ *  - Threads: a context and everything immutable it hands out (heaps,
+ *    solutions) may be used from any number of threads at once.  Builders
+ *    (struct ion_alloc_config) belong to one thread at a time.
+ *  - Environment: ION_LOG sets the default log priority; it is read with
+ *    secure_getenv(), so set-user-id programs ignore it.
+ */
+#ifndef LIBION_LIBION_H
+#define LIBION_LIBION_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Calls on any buffer fd                                              */
+/* ------------------------------------------------------------------ */
+
+#define ION_SYNC_READ (1U << 0)
+#define ION_SYNC_WRITE (1U << 1)
+#define ION_SYNC_RW (ION_SYNC_READ | ION_SYNC_WRITE)
+#define ION_SYNC_START (1U << 4)
+#define ION_SYNC_END (1U << 5)
+
+/*
+ * ion_sync: brackets CPU access to a mapped buffer: ION_SYNC_START before
+ * the CPU touches it, ION_SYNC_END after, each with READ and/or WRITE.
+ *
+ * DMA_BUF_IOCTL_SYNC on a dma-buf, retried on EINTR and EAGAIN; a no-op
+ * that succeeds on a memfd buffer (no device sees it).
+ *
+ * Errors: -EINVAL unless flags hold exactly one of START and END, at least
+ * one of READ and WRITE, and nothing else; -EBADF for a negative fd;
+ * -ENOTTY for an fd that is neither a dma-buf nor a memfd.
+ * Threads: any.  Since: 1.0
+ */
+int ion_sync(int buf_fd, unsigned int flags);
+
+/*
+ * ion_fd_set_name: names a dma-buf (DMA_BUF_SET_NAME), as shown in
+ * /proc/PID/fdinfo and debugfs; names of 32 bytes or more are truncated
+ * to 31.
+ *
+ * Errors: -EINVAL for a NULL name; -ENOTTY for a memfd buffer (its name is
+ * fixed at creation) or any other fd that is not a dma-buf; -EBADF.
+ * Since: 1.0
+ */
+int ion_fd_set_name(int buf_fd, const char *name);
+
+/*
+ * ion_fd_get_size: the size of a buffer fd in bytes.  Leaves a memfd's
+ * file offset alone.
+ *
+ * Errors: -EINVAL for a NULL ret_size; -EBADF; what fstat() or lseek()
+ * answer.  Since: 1.0
+ */
+int ion_fd_get_size(int buf_fd, size_t *ret_size);
+
+/* ------------------------------------------------------------------ */
+/* Contexts                                                            */
+/* ------------------------------------------------------------------ */
+
+struct ion_ctx;
+struct ion_heap;
+struct ion_alloc_config;
+struct ion_solution;
+
+/*
+ * ion_ctx_new: creates a context and returns a reference.  sysroot
+ * prefixes every path the library reads (/dev, /sys, /proc); NULL or "/"
+ * means the real root.  Discovery of the heaps runs once, lazily, on the
+ * first call that needs it, under the context's lock; afterwards the
+ * heaps are immutable and read without locks.
+ *
+ * Errors: -EINVAL for a NULL ret_ctx or a relative sysroot; -ENOMEM.
+ * Since: 1.0
+ */
+int ion_ctx_new(const char *sysroot, struct ion_ctx **ret_ctx);
+/* Takes a reference; returns ctx.  Since: 1.0 */
+struct ion_ctx *ion_ctx_ref(struct ion_ctx *ctx);
+/* Drops a reference; the last one frees the context and its heaps.
+ * Returns NULL.  Since: 1.0 */
+struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx);
+
+/*
+ * Logging.  Priorities are syslog's: LOG_ERR 3 ... LOG_DEBUG 7; messages
+ * above the context's priority are not formatted at all.  ION_LOG (a
+ * number or err, warning, info, debug) sets the default, else LOG_ERR.
+ * The default handler writes to stderr.  Set the handler and priority
+ * before sharing the context between threads; a handler must not call
+ * back into its context.  Since: 1.0
+ */
+typedef void (*ion_log_fn)(struct ion_ctx *ctx, int priority,
+			   const char *file, int line, const char *fn,
+			   const char *format, va_list args);
+/* NULL restores the default handler. */
+void ion_ctx_set_log_fn(struct ion_ctx *ctx, ion_log_fn log_fn);
+void ion_ctx_set_log_priority(struct ion_ctx *ctx, int priority);
+/* The priority, or -EINVAL for a NULL ctx. */
+int ion_ctx_get_log_priority(const struct ion_ctx *ctx);
+void ion_ctx_set_userdata(struct ion_ctx *ctx, void *userdata);
+void *ion_ctx_get_userdata(const struct ion_ctx *ctx);
+
+/*
+ * ion_ctx_sync_for_device: makes the CPU's writes to a buffer visible to
+ * devices, whatever made it: a full CPU-access bracket (start and end,
+ * read and write) on a dma-buf; ION_IOC_SYNC on a buffer of the legacy
+ * ION ABI, whose kernels predate DMA_BUF_IOCTL_SYNC; nothing on a memfd
+ * buffer.
+ *
+ * Errors: -EINVAL for a NULL ctx; -EBADF; -ENOTTY for an fd that no heap
+ * of the context can sync.  Since: 1.0
+ */
+int ion_ctx_sync_for_device(struct ion_ctx *ctx, int buf_fd);
+
+/* ------------------------------------------------------------------ */
+/* Heaps                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Heap properties, a bit set (ion_heap_get_properties()). */
+#define ION_HEAP_PROP_CONTIGUOUS (1U << 0) /* physically contiguous */
+#define ION_HEAP_PROP_CACHED (1U << 1)     /* CPU mappings can be cached */
+#define ION_HEAP_PROP_UNCACHED (1U << 2)   /* CPU mappings can be uncached */
+#define ION_HEAP_PROP_CPU_ONLY (1U << 3)   /* not a dma-buf: no device sees it */
+/* The kernel's ION speaks its pre-4.12 handle ABI for this heap. */
+#define ION_HEAP_PROP_ION_LEGACY (1U << 4)
+
+/*
+ * ion_ctx_get_heap_count: how many heaps discovery found, available or
+ * not.  Runs discovery if it has not run.
+ *
+ * Errors: -EINVAL for a NULL ctx; -ENOMEM from discovery (which then runs
+ * again on the next call).  Since: 1.0
+ */
+int ion_ctx_get_heap_count(struct ion_ctx *ctx);
+/*
+ * ion_ctx_get_heap: the heap at index (0 to count - 1), in discovery order
+ * (the order of preference between backends).  The heap lives as long as
+ * the context.
+ *
+ * Errors: -EINVAL; -ENOENT past the last heap; discovery's.  Since: 1.0
+ */
+int ion_ctx_get_heap(struct ion_ctx *ctx, unsigned int index,
+		     const struct ion_heap **ret_heap);
+/*
+ * ion_ctx_find_heap: the heap with this name or alias.  "cma" also finds
+ * the CMA heap under whatever name the kernel gave it ("linux,cma",
+ * "reserved", "default-pool", "default_cma_region").
+ *
+ * Errors: -EINVAL; -ENOENT when no heap has that name; discovery's.
+ * Since: 1.0
+ */
+int ion_ctx_find_heap(struct ion_ctx *ctx, const char *name,
+		      const struct ion_heap **ret_heap);
+
+/* The heap's getters accept NULL (and answer NULL, -1 or 0 then).  Since: 1.0 */
+const char *ion_heap_get_name(const struct ion_heap *heap);
+/* What the kernel calls the heap (a dma-heap node, an ION heap, a DRM
+ * driver); differs from the name when two heaps share a kernel name. */
+const char *ion_heap_get_kernel_name(const struct ion_heap *heap);
+/* The Android-convention id (what ION_HEAP_*_MASK bits reach), or -1 when
+ * the heap has none (or is unavailable). */
+int ion_heap_get_id(const struct ion_heap *heap);
+/* One of enum ion_heap_type (<ion/ion.h>). */
+unsigned int ion_heap_get_type(const struct ion_heap *heap);
+/* "dma-heap", "ion", "gem", "udmabuf" or "memfd". */
+const char *ion_heap_get_backend(const struct ion_heap *heap);
+/* The device node, or NULL (memfd). */
+const char *ion_heap_get_node(const struct ion_heap *heap);
+/* ION_HEAP_PROP_* bits. */
+unsigned int ion_heap_get_properties(const struct ion_heap *heap);
+/* 0 when the heap can allocate, else the negative errno that stops it ... */
+int ion_heap_get_error(const struct ion_heap *heap);
+/* ... and why, in words (NULL when available). */
+const char *ion_heap_get_reason(const struct ion_heap *heap);
+
+/* ------------------------------------------------------------------ */
+/* Allocation requests                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A request is built with a struct ion_alloc_config (a builder, owned by
+ * one thread at a time), solved against a context's heaps into an
+ * immutable struct ion_solution (the heaps that can serve it, best first,
+ * and why every other heap cannot), and allocated from the solution.
+ * ion_ctx_allocate() does all three at once; ion_ctx_alloc() and
+ * ion_ctx_alloc_mask() are shorthands for the two commonest requests.
+ * Every allocation of the library, Android's calls included, takes this
+ * one path.
+ *
+ * Flags are the kernel's ION flags, passed to ION and honoured by heap
+ * choice elsewhere:
+ *  ION_FLAG_CACHED             CPU mappings cached (<ion/ion.h>, 1)
+ *  ION_FLAG_CACHED_NEEDS_SYNC  cached, with explicit maintenance (2)
+ * Without either, a request by id mask is served by a heap's uncached
+ * variant where the board has one (system-uncached for system).
+ */
+
+/*
+ * ion_alloc_config_new: a new, empty request (no size, every heap).
+ * Errors: -EINVAL; -ENOMEM.  Since: 1.0
+ */
+int ion_alloc_config_new(struct ion_alloc_config **ret_config);
+/* Frees the builder; returns NULL.  Since: 1.0 */
+struct ion_alloc_config *ion_alloc_config_free(struct ion_alloc_config *config);
+/*
+ * The buffer's length in bytes, rounded up to whole pages when solved.
+ * Errors: -EINVAL for 0.  Since: 1.0
+ */
+int ion_alloc_config_set_size(struct ion_alloc_config *config, size_t len);
+/*
+ * Only the heap of this name or alias ("cma" as in ion_ctx_find_heap());
+ * NULL lifts the restriction.  Copied.
+ * Errors: -EINVAL; -ENOMEM.  Since: 1.0
+ */
+int ion_alloc_config_set_heap(struct ion_alloc_config *config, const char *name);
+/*
+ * Only the heaps whose Android-convention ids are in mask, tried from the
+ * highest id down, as the kernel's ION does; 0 lifts the restriction.
+ * Since: 1.0
+ */
+int ion_alloc_config_set_heap_mask(struct ion_alloc_config *config,
+				   unsigned int heap_id_mask);
+/*
+ * ION_FLAG_CACHED and/or ION_FLAG_CACHED_NEEDS_SYNC.
+ * Errors: -EINVAL for any other bit (vendor flags such as msm's
+ * ION_FLAG_SECURE are refused rather than ignored).  Since: 1.0
+ */
+int ion_alloc_config_set_flags(struct ion_alloc_config *config,
+			       unsigned int flags);
+/*
+ * With fallback on (the default), a heap out of memory passes the request
+ * to the next heap of the solution; off, the first heap's answer stands.
+ * Since: 1.0
+ */
+int ion_alloc_config_set_fallback(struct ion_alloc_config *config, int fallback);
+
+/*
+ * ion_ctx_solve: the heaps that can serve the request, best first, and
+ * every other heap with the reason it cannot.  Pure: no I/O but
+ * discovery, if it has not run.  Returns a reference.
+ *
+ * Errors: -EINVAL for a NULL argument, no size, or a size that overflows
+ * when rounded to pages; -ENOMEM; discovery's.  A request no heap can
+ * serve is no error: the solution has no heaps, and says why.
+ * Threads: any, on a config no other thread is changing.  Since: 1.0
+ */
+int ion_ctx_solve(struct ion_ctx *ctx, const struct ion_alloc_config *config,
+		  struct ion_solution **ret_solution);
+/* Since: 1.0 */
+struct ion_solution *ion_solution_ref(struct ion_solution *solution);
+struct ion_solution *ion_solution_unref(struct ion_solution *solution);
+/* The page-rounded length the solution allocates.  Since: 1.0 */
+size_t ion_solution_get_size(const struct ion_solution *solution);
+/* How many heaps can serve it (0 or more).  Since: 1.0 */
+int ion_solution_get_heap_count(const struct ion_solution *solution);
+/* The index-th best heap, or NULL past the end.  Since: 1.0 */
+const struct ion_heap *ion_solution_get_heap(const struct ion_solution *solution,
+					     unsigned int index);
+/* How many heaps were left out.  Since: 1.0 */
+int ion_solution_get_rejection_count(const struct ion_solution *solution);
+/*
+ * The index-th heap left out and why, in words ("not in the id mask",
+ * "unavailable: open /dev/dma_heap/system: Permission denied").
+ * Errors: -EINVAL; -ENOENT past the end.  Since: 1.0
+ */
+int ion_solution_get_rejection(const struct ion_solution *solution,
+			       unsigned int index,
+			       const struct ion_heap **ret_heap,
+			       const char **ret_reason);
+/*
+ * ion_solution_alloc: allocates from the solution's heaps, best first,
+ * and returns a read-write, close-on-exec buffer fd; ret_heap (may be
+ * NULL) tells which heap served.  With fallback, an -ENOMEM passes to
+ * the next heap; the last heap's answer is returned.  No I/O but the
+ * allocation's own syscalls.
+ *
+ * Errors: -EINVAL; -ENODEV when the solution has no heap (the heap named
+ * does not exist, or no heap is in the mask); a heap's own error when the
+ * only heap named is unavailable; what the kernel answers (-ENOMEM ...).
+ * Threads: any.  Since: 1.0
+ */
+int ion_solution_alloc(const struct ion_solution *solution, int *ret_fd,
+		       const struct ion_heap **ret_heap);
+/*
+ * ion_ctx_allocate: solve and allocate in one call, without keeping the
+ * solution.  Errors: those of both.  Since: 1.0
+ */
+int ion_ctx_allocate(struct ion_ctx *ctx, const struct ion_alloc_config *config,
+		     int *ret_fd, const struct ion_heap **ret_heap);
+
+/*
+ * ion_ctx_alloc: len bytes from the heap of this name or alias.
+ * Errors: as ion_ctx_allocate(); -ENODEV when no heap has the name.
+ * Since: 1.0
+ */
+int ion_ctx_alloc(struct ion_ctx *ctx, const char *heap_name, size_t len,
+		  unsigned int flags, int *ret_fd);
+/*
+ * ion_ctx_alloc_mask: len bytes from the heaps of heap_id_mask, highest id
+ * first; an -ENOMEM passes to the next heap, as in the kernel's ION.
+ * ret_heap (may be NULL) tells which heap served.
+ * Errors: as ion_ctx_allocate(); the length is checked before the mask,
+ * as ION does.  Since: 1.0
+ */
+int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask,
+		       size_t len, unsigned int flags, int *ret_fd,
+		       const struct ion_heap **ret_heap);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIBION_LIBION_H */

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/* The context: its lifetime, paths, logging, and the registry it holds. */
+#ifndef LIBION_CONTEXT_H
+#define LIBION_CONTEXT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <syslog.h>
+
+#include <ion/libion.h>
+
+#include "util.h"
+
+/* Marks the definition of a public call (the build hides everything else). */
+#define ION_EXPORT __attribute__((visibility("default")))
+
+struct ion_registry;
+
+struct ion_ctx {
+	atomic_int refcount;
+	char *sysroot;		/* "" for "/" */
+	ion_log_fn log_fn;
+	int log_priority;
+	void *userdata;
+
+	pthread_mutex_t discover_lock;
+	/* NULL until discovery succeeds; immutable once set. */
+	_Atomic(struct ion_registry *) registry;
+};
+
+void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
+	     const char *fn, const char *format, ...)
+	__attribute__((format(printf, 6, 7)));
+
+#define ion_log_cond(ctx, prio, ...)                                           \
+	do {                                                                   \
+		if ((ctx)->log_priority >= (prio))                             \
+			ion_log(ctx, prio, __FILE__, __LINE__, __func__,       \
+				__VA_ARGS__);                                  \
+	} while (0)
+
+#define ion_dbg(ctx, ...) ion_log_cond(ctx, LOG_DEBUG, __VA_ARGS__)
+#define ion_info(ctx, ...) ion_log_cond(ctx, LOG_INFO, __VA_ARGS__)
+#define ion_err(ctx, ...) ion_log_cond(ctx, LOG_ERR, __VA_ARGS__)
+
+/* sysroot + path, malloc'ed; NULL on ENOMEM. */
+char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);
+
+/*
+ * The context's registry, discovered on first use (registry.c): 0 with
+ * *ret set, or discovery's negative errno (it runs again next time).
+ */
+int ion_registry_discover(struct ion_ctx *ctx, const struct ion_registry **ret);
+static inline int ion_ctx_registry(struct ion_ctx *ctx,
+				   const struct ion_registry **ret)
+{
+	const struct ion_registry *reg =
+		atomic_load_explicit(&ctx->registry, memory_order_acquire);
+
+	if (reg) {
+		*ret = reg;
+		return 0;
+	}
+	return ion_registry_discover(ctx, ret);
+}
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The registry: every heap discovery found, frozen once discovery ends.
+ * Backends add heaps while they probe; the registry then merges them (one
+ * memory seen through two providers or two names counts once), names
+ * them uniquely, links uncached variants, gives them their Android ids,
+ * and freezes.  After that nothing writes a heap or the registry, so
+ * readers need no lock.
+ */
+#ifndef LIBION_REGISTRY_H
+#define LIBION_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "context.h"
+
+struct ion_backend;
+
+/* Compat ids 0..ION_HEAP_TYPE_CUSTOM-1 follow the ION type convention;
+ * heaps beyond the best of each type get ids from here up. */
+#define ION_EXTRA_ID_FIRST 16
+#define ION_MAX_IDS 32
+
+/*
+ * A heap as the public getters see it.  A backend embeds it as the first
+ * member of its own struct (container_of) for what it needs to allocate:
+ * its device fd, a kernel id.  Immutable once discovery ends.
+ */
+struct ion_heap {
+	char *name;		/* unique in the registry: what users ask for */
+	char *kernel_name;	/* what the kernel calls it */
+	char **aliases;		/* other names that find it, NULL-terminated, or NULL */
+	char *node;		/* device node, or NULL */
+	char *reason;		/* why unavailable, or NULL */
+	char *memory_key;	/* same key = same memory, or NULL: unique */
+	const struct ion_backend *backend;
+	unsigned int type;	/* enum ion_heap_type */
+	unsigned int props;	/* ION_HEAP_PROP_* */
+	int id;			/* compat id, or -1 */
+	int error;		/* 0, or the negative errno that stops it */
+	unsigned int index;	/* in the registry's list */
+	/* The same memory with uncached CPU mappings (system-uncached for
+	 * system): what an Android mask without ION_FLAG_CACHED gets. */
+	const struct ion_heap *uncached;
+};
+
+struct ion_registry {
+	struct ion_heap **heaps;
+	unsigned int n_heaps;
+	const struct ion_heap *by_id[ION_MAX_IDS]; /* the compat view */
+};
+
+/* ---- for backends, while they probe ---- */
+
+/*
+ * Adds a heap found by backend: size bytes (at least sizeof(struct
+ * ion_heap), the backend's struct with the heap first), zeroed, with
+ * kernel_name copied as both names (the registry makes the name unique
+ * later).  NULL on ENOMEM.  From here the registry owns it, and
+ * ion_backend.destroy() runs on it before it is freed.
+ */
+struct ion_heap *ion_registry_add(struct ion_registry *reg,
+				  const struct ion_backend *backend,
+				  const char *kernel_name, size_t size);
+/* Marks a heap unavailable: error is a negative errno. */
+void ion_heap_set_unavailable(struct ion_heap *heap, int error,
+			      const char *format, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- for everyone, once frozen ---- */
+
+/* By name or alias; NULL when none.  "cma" is not special here. */
+const struct ion_heap *ion_registry_find(const struct ion_registry *reg,
+					 const char *name);
+/* "linux,cma", "reserved", ...: the names kernels give the CMA heap. */
+bool ion_is_cma_name(const char *name);
+/* The memory key of a CMA heap called name: every name of the default
+ * area means one memory.  malloc'ed; NULL on ENOMEM. */
+char *ion_cma_memory_key(const char *name);
+
+void ion_registry_free(struct ion_registry *reg);
+
+#endif
