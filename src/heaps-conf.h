@@ -196,13 +196,16 @@ int ion_conf_apply_heap(const struct ion_conf *conf, const char *name,
  * Folds every applicable [Device] section whose Match keys all match the
  * facts (sections without Match keys never match facts) into *props;
  * returns how many applied, or -ENOMEM.  ret_names (may be NULL) gets
- * the names of the sections that applied, NULL-terminated, malloc'ed.
+ * the names of the sections that applied, NULL-terminated, in one
+ * malloc'ed block with the strings: free() it alone.  On failure *props
+ * and *ret_names are left as they were (the same for every apply call).
  */
 int ion_conf_apply_device(const struct ion_conf *conf,
 			  const struct ion_device_facts *facts,
 			  struct ion_conf_props *props, char ***ret_names);
-/* The same for the sections named name (a device made from its heaps.d
- * name); -ENOENT when no section has that name. */
+/* The same for every applicable [Device name] section, with or without
+ * Match keys (a device made from its heaps.d name); -ENOENT when no
+ * section has that name. */
 int ion_conf_apply_device_name(const struct ion_conf *conf, const char *name,
 			       struct ion_conf_props *props);
 /* The CookieAttribute of the matched board, or NULL. */
@@ -227,8 +230,8 @@ int ion_conf_field_parse(enum ion_conf_key key, const char *value,
 /*
  * A sysfs cookie's text: "Key = value" lines of [Device] requirement
  * keys, as in a device section.  Folds them into *props with src (file:
- * the attribute's path); 0, -EINVAL (reported through error_fn, nothing
- * applied) or -ENOMEM.
+ * path itself, so the caller keeps path alive as long as props); 0,
+ * -EINVAL (reported through error_fn, nothing applied) or -ENOMEM.
  */
 int ion_conf_parse_cookie(const char *path, const char *text,
 			  ion_conf_error_fn error_fn, void *userdata,
@@ -238,5 +241,15 @@ int ion_conf_parse_cookie(const char *path, const char *text,
  * NULL on ENOMEM or when unset. */
 char *ion_conf_field_format(enum ion_conf_key key,
 			    const struct ion_conf_field *field);
+
+/*
+ * Reads a regular file whole, for the parser and board.c: O_NONBLOCK so
+ * that a FIFO in its place cannot hang, and refused unless it is a
+ * regular file (-EISDIR, -EBADFD) or /dev/null (read as empty, for
+ * masking); more than max bytes is -EFBIG.  *ret_text is NUL-terminated
+ * and may hold NUL bytes before *ret_len.
+ */
+int ion_conf_read_file(const char *path, size_t max, char **ret_text,
+		       size_t *ret_len);
 
 #endif
