@@ -603,7 +603,6 @@ char *ion_conf_field_format(enum ion_conf_key key,
 
 /* ---- sections ---- */
 
-
 enum entry_op { OP_SET, OP_APPEND, OP_CLEAR };
 
 struct conf_entry {
@@ -976,24 +975,24 @@ static int start_section(struct parser *p, char *line, unsigned int n)
 	if (kind == ION_CONF_BOARD)
 		p->scope_drop_reported = false;
 
-	name = word + word_len;
 	end = line + len;
-	if (end[-1] == ']' && end - 1 > line)
-		end--;
-	else
-		problem = "does not end with ']'";
-	*end = '\0';
-	name = trim(name);
+	if (end[-1] != ']') {
+		perr(p, n, "section header '%.64s' does not end with ']'", line);
+		p->sec_broken = true;
+	} else {
+		end[-1] = '\0';
+	}
+	name = trim(word + word_len);
 	snprintf(p->label, sizeof(p->label), "[%s%s%.100s]", kind_names[kind],
 		 *name ? " " : "", name);
-	if (!problem) {
-		if (!*name)
-			problem = "needs a name";
-		else if (has_blank(name))
-			problem = "has blanks in its name";
-		else if (strchr(name, ']'))
-			problem = "has ']' in its name";
-	}
+	if (p->sec_broken)
+		;
+	else if (!*name)
+		problem = "needs a name";
+	else if (has_blank(name))
+		problem = "has blanks in its name";
+	else if (strchr(name, ']'))
+		problem = "has ']' in its name";
 	if (problem) {
 		perr(p, n, "%s %s", p->label, problem);
 		p->sec_broken = true;
