@@ -756,9 +756,10 @@ static bool udev_property_matches(const char *match, const char *const *props)
 	return false;
 }
 
-static bool entry_matches_board(const struct conf_entry *e,
-				const struct ion_board_facts *b)
+/* The entry_matches of section_matches() for [Board] sections. */
+static bool board_entry_matches(const struct conf_entry *e, const void *facts)
 {
+	const struct ion_board_facts *b = facts;
 	const char *glob = e->value.v.s;
 
 	if (!b)
@@ -779,9 +780,10 @@ static bool entry_matches_board(const struct conf_entry *e,
 	}
 }
 
-static bool entry_matches_device(const struct conf_entry *e,
-				 const struct ion_device_facts *d)
+/* ... and for [Device] sections. */
+static bool device_entry_matches(const struct conf_entry *e, const void *facts)
 {
+	const struct ion_device_facts *d = facts;
 	const char *glob = e->value.v.s;
 
 	switch (e->key) {
@@ -827,16 +829,6 @@ static bool section_matches(const struct conf_section *sec,
 		if (present[k] && !matched[k])
 			return false;
 	return sec->has_match;
-}
-
-static bool board_entry_matches(const struct conf_entry *e, const void *facts)
-{
-	return entry_matches_board(e, facts);
-}
-
-static bool device_entry_matches(const struct conf_entry *e, const void *facts)
-{
-	return entry_matches_device(e, facts);
 }
 
 /* ---- parsing ---- */
