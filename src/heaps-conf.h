@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * heaps.d: what the board files say, with file:line for every value, and
+ * nothing else.  The parser neither reads sysfs nor knows the registry:
+ * discovery hands it the board's identity (struct ion_board_facts), and
+ * later asks what applies to a heap name or to a device's facts.
+ *
+ * The format is specified in heaps.d/README.md.  In short: INI-like
+ * sections ([Board NAME], [Heap NAME], [Device NAME]); "Key = value" sets,
+ * "Key += value" extends a list, "Key =" clears; files are read in version
+ * order of their names across layered folders, where a same-named file in
+ * a higher folder masks the lower one; later settings win.
+ */
+#ifndef LIBION_HEAPS_CONF_H
+#define LIBION_HEAPS_CONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum ion_conf_kind {
+	ION_CONF_BOARD,
+	ION_CONF_HEAP,
+	ION_CONF_DEVICE,
+};
+
+/* Every key of every section kind; heaps.d/README.md says which kind takes which. */
+enum ion_conf_key {
+	/* [Board]: all Match keys of a section must match (a repeated key:
+	 * any of its values); globs through fnmatch(). */
+	ION_KEY_MATCH_COMPATIBLE,	/* MatchCompatible: any DT compatible entry */
+	ION_KEY_MATCH_MODEL,		/* MatchModel: DT model */
+	ION_KEY_MATCH_DMI_VENDOR,	/* MatchDMIVendor: sys_vendor */
+	ION_KEY_MATCH_DMI_PRODUCT,	/* MatchDMIProduct: product_name */
+	ION_KEY_MATCH_DMI_BOARD,	/* MatchDMIBoard: board_name */
+	ION_KEY_COOKIE_ATTRIBUTE,	/* CookieAttribute: sysfs attribute name */
+
+	/* [Device] matches */
+	ION_KEY_MATCH_SYSFS_PATH,	/* MatchSysfsPath */
+	ION_KEY_MATCH_SUBSYSTEM,	/* MatchSubsystem */
+	ION_KEY_MATCH_DRIVER,		/* MatchDriver */
+	ION_KEY_MATCH_OF_COMPATIBLE,	/* MatchOFCompatible */
+	ION_KEY_MATCH_UDEV_PROPERTY,	/* MatchUdevProperty: KEY=GLOB */
+	ION_KEY_MATCH_DRM_DRIVER,	/* MatchDRMDriver */
+	ION_KEY_MATCH_V4L2_CARD,	/* MatchV4L2Card */
+
+	/* [Heap] properties */
+	ION_KEY_ALIASES,		/* Aliases: list of names */
+	ION_KEY_MEMORY,			/* Memory: identity of the memory behind */
+	ION_KEY_CPU_ACCESS,		/* CPUAccess: bool (no: protected heap) */
+	ION_KEY_PREFERENCE,		/* Preference: integer, higher first */
+	ION_KEY_ANDROID_ID,		/* AndroidId: 0..31 */
+	ION_KEY_MAX_SIZE,		/* MaxSize: size */
+
+	/* [Device] requirements */
+	ION_KEY_HEAPS,			/* Heaps: list of acceptable heap names */
+	ION_KEY_OWN_BUFFERS_ONLY,	/* OwnBuffersOnly: bool */
+
+	/* Both: on a heap what it is, on a device what it needs */
+	ION_KEY_CONTIGUOUS,		/* Contiguous: bool */
+	ION_KEY_CACHE,			/* Cache: cached | uncached | any */
+	ION_KEY_ADDRESS_BITS,		/* AddressBits: 1..64 */
+	ION_KEY_ALIGNMENT,		/* Alignment: size, a power of two */
+	ION_KEY_KERNEL_MAP,		/* KernelMap: bool */
+	ION_KEY_POOL,			/* Pool: list of COUNTxSIZE */
+
+	ION_KEY_COUNT
+};
+
+enum ion_cache_mode {
+	ION_CACHE_ANY,
+	ION_CACHE_CACHED,
+	ION_CACHE_UNCACHED,
+};
+
+/* Where a value came from: a file and its 1-based line.  file is owned
+ * by the struct ion_conf it came from (or is a static string). */
+struct ion_conf_src {
+	const char *file;
+	unsigned int line;
+};
+
+struct ion_pool_hint {
+	uint32_t count;
+	uint64_t size;
+};
+
+/* One key's effective value, after every applicable setting was folded in. */
+struct ion_conf_field {
+	bool set;
+	struct ion_conf_src src;	/* the last setting that changed it */
+	union {
+		bool b;			/* bool keys */
+		int64_t i;		/* Preference */
+		uint64_t u;		/* AddressBits, AndroidId, sizes, Cache */
+		char *s;		/* Memory, CookieAttribute */
+		struct {
+			char **v;	/* NULL-terminated; Aliases, Heaps */
+			size_t n;
+		} list;
+		struct {
+			struct ion_pool_hint *v;
+			size_t n;
+		} pool;
+	} v;
+};
+
+/* What applies to one heap or one device: a field per key. */
+struct ion_conf_props {
+	struct ion_conf_field f[ION_KEY_COUNT];
+};
+
+void ion_conf_props_clear(struct ion_conf_props *props);
+
+/* The board's identity as discovery read it (board.c); NULL members and
+ * an empty compatible list mean "not known". */
+struct ion_board_facts {
+	char **compatible;	/* NULL-terminated, from /proc/device-tree */
+	char *model;
+	char *dmi_vendor;
+	char *dmi_product;
+	char *dmi_board;
+};
+
+/*
+ * board.c: reads the board's identity under sysroot ("" for "/"):
+ * /proc/device-tree/{compatible,model} (else /sys/firmware/devicetree/base)
+ * and /sys/class/dmi/id/{sys_vendor,product_name,board_name}.  Missing
+ * files are no error.  0, or -ENOMEM and the transient -EMFILE, -ENFILE,
+ * -EINTR; *ret is written only on success.
+ */
+int ion_board_read(const char *sysroot, struct ion_board_facts *ret);
+void ion_board_facts_clear(struct ion_board_facts *facts);
+
+/* What a device section is matched against (device.c fills it). */
+struct ion_device_facts {
+	const char *syspath;		/* e.g. /sys/devices/platform/vivid.0/video4linux/video0 */
+	const char *parent_syspath;	/* the bus device that does DMA, or NULL */
+	const char *subsystem;		/* "video4linux", "drm", ... */
+	const char *bus;		/* the parent's subsystem: "platform", "pci" */
+	const char *driver;		/* the parent's driver */
+	const char *const *of_compatible; /* NULL-terminated, or NULL */
+	const char *drm_driver;
+	const char *v4l2_card;
+	const char *const *udev_properties; /* "KEY=VALUE", NULL-terminated, or NULL */
+};
+
+/* Reports one problem: "file:line: message" (line 0: the file as a whole). */
+typedef void (*ion_conf_error_fn)(void *userdata, const char *file,
+				  unsigned int line, const char *message);
+
+struct ion_conf;
+
+/*
+ * Reads every *.conf of the folders in paths (highest priority first; an
+ * entry may also name a single file), masks same-named files of lower
+ * folders, parses them in version order of their names, and keeps the
+ * sections that apply to this board.  Problems in the files are reported
+ * through error_fn and skip only what is broken.  Returns 0, or a negative
+ * errno for what the files cannot cause: -ENOMEM, and the transient
+ * -EMFILE, -ENFILE, -EINTR (discovery fails then and runs again later).
+ */
+int ion_conf_load(const char *const *paths, size_t n_paths,
+		  const struct ion_board_facts *board, ion_conf_error_fn error_fn,
+		  void *userdata, struct ion_conf **ret_conf);
+/* The same for one file's text in memory (tests, the fuzzer). */
+int ion_conf_load_string(const char *name, const char *text, size_t len,
+			 const struct ion_board_facts *board,
+			 ion_conf_error_fn error_fn, void *userdata,
+			 struct ion_conf **ret_conf);
+void ion_conf_free(struct ion_conf *conf);
+
+/* How many problems loading reported. */
+unsigned int ion_conf_error_count(const struct ion_conf *conf);
+
+/* The board sections that matched, in file order: name and where. */
+size_t ion_conf_board_count(const struct ion_conf *conf);
+const char *ion_conf_board(const struct ion_conf *conf, size_t i,
+			   struct ion_conf_src *ret_src);
+
+/* The files read, in the order they were read. */
+size_t ion_conf_file_count(const struct ion_conf *conf);
+const char *ion_conf_file(const struct ion_conf *conf, size_t i);
+
+/* The [Heap] names that apply, in first-appearance order. */
+size_t ion_conf_heap_count(const struct ion_conf *conf);
+const char *ion_conf_heap_name(const struct ion_conf *conf, size_t i);
+
+/*
+ * Folds every applicable [Heap name] section into *props (which the
+ * caller cleared); returns how many sections applied, or -ENOMEM.
+ */
+int ion_conf_apply_heap(const struct ion_conf *conf, const char *name,
+			struct ion_conf_props *props);
+/*
+ * Folds every applicable [Device] section whose Match keys all match the
+ * facts (sections without Match keys never match facts) into *props;
+ * returns how many applied, or -ENOMEM.  ret_names (may be NULL) gets
+ * the names of the sections that applied, NULL-terminated, in one
+ * malloc'ed block with the strings: free() it alone.  On failure *props
+ * and *ret_names are left as they were (the same for every apply call).
+ */
+int ion_conf_apply_device(const struct ion_conf *conf,
+			  const struct ion_device_facts *facts,
+			  struct ion_conf_props *props, char ***ret_names);
+/* The same for every applicable [Device name] section, with or without
+ * Match keys (a device made from its heaps.d name); -ENOENT when no
+ * section has that name. */
+int ion_conf_apply_device_name(const struct ion_conf *conf, const char *name,
+			       struct ion_conf_props *props);
+/* The CookieAttribute of the matched board, or NULL. */
+const char *ion_conf_cookie_attribute(const struct ion_conf *conf,
+				      struct ion_conf_src *ret_src);
+
+/* Keys and values outside files (udev properties, sysfs cookies). */
+/* "Contiguous" -> ION_KEY_CONTIGUOUS, or -1. */
+int ion_conf_key_from_name(const char *name);
+const char *ion_conf_key_name(enum ion_conf_key key);
+/* "ION_CONTIGUOUS" (a udev property) -> ION_KEY_CONTIGUOUS, or -1;
+ * only device requirement keys have a udev name. */
+int ion_conf_key_from_udev(const char *property);
+/*
+ * Parses a value for key as a file would ("yes", "64K", ...) and sets
+ * *field (replacing what it held) with src; 0, -EINVAL with *ret_message
+ * (static) saying why, or -ENOMEM.
+ */
+int ion_conf_field_parse(enum ion_conf_key key, const char *value,
+			 struct ion_conf_src src, struct ion_conf_field *field,
+			 const char **ret_message);
+/*
+ * A sysfs cookie's text: "Key = value" lines of [Device] requirement
+ * keys, as in a device section.  Folds them into *props with src (file:
+ * path itself, so the caller keeps path alive as long as props); 0,
+ * -EINVAL (reported through error_fn, nothing applied) or -ENOMEM.
+ */
+int ion_conf_parse_cookie(const char *path, const char *text,
+			  ion_conf_error_fn error_fn, void *userdata,
+			  struct ion_conf_props *props);
+
+/* The value of a field as text, the way a file would say it (malloc'ed);
+ * NULL on ENOMEM or when unset. */
+char *ion_conf_field_format(enum ion_conf_key key,
+			    const struct ion_conf_field *field);
+
+/*
+ * Reads a regular file whole, for the parser and board.c: O_NONBLOCK so
+ * that a FIFO in its place cannot hang, and refused unless it is a
+ * regular file (-EISDIR, -EBADFD) or /dev/null (read as empty, for
+ * masking); more than max bytes is -EFBIG.  *ret_text is NUL-terminated
+ * and may hold NUL bytes before *ret_len.
+ */
+int ion_conf_read_file(const char *path, size_t max, char **ret_text,
+		       size_t *ret_len);
+
+#endif
