@@ -11,9 +11,17 @@
 #include <ion/ion.h>
 
 #include "backend.h"
+#include "device.h"
 #include "solver.h"
 
 #define CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
+
+/* Devices and the constraints the solver reads, side by side. */
+struct device_set {
+	struct ion_device **devices;	/* references */
+	const struct ion_constraint **constraints;
+	size_t n;
+};
 
 struct ion_alloc_config {
 	size_t len;
@@ -21,6 +29,8 @@ struct ion_alloc_config {
 	unsigned int heap_mask;
 	unsigned int flags;
 	bool fallback;
+	bool no_cpu_access;
+	struct device_set set;
 };
 
 struct ion_solution {
@@ -28,11 +38,52 @@ struct ion_solution {
 	struct ion_ctx *ctx;
 	struct ion_request req;
 	char *heap_name;	/* req.heap_name points here */
+	struct device_set set;	/* req.constraints points here */
 	const struct ion_heap **heaps;
 	unsigned int n_heaps;
 	int error;		/* what allocating answers with no heap */
 	struct ion_rejections rejected;
 };
+
+static void device_set_clear(struct device_set *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		ion_device_unref(set->devices[i]);
+	free(set->devices);
+	free(set->constraints);
+	memset(set, 0, sizeof(*set));
+}
+
+static int device_set_add(struct device_set *set, struct ion_device *dev)
+{
+	struct ion_device **devices;
+	const struct ion_constraint **constraints;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (set->devices[i] == dev)
+			return 0;
+	devices = realloc(set->devices, (set->n + 1) * sizeof(*devices));
+	if (!devices)
+		return -ENOMEM;
+	set->devices = devices;
+	constraints = realloc(set->constraints, (set->n + 1) * sizeof(*constraints));
+	if (!constraints)
+		return -ENOMEM;
+	set->constraints = constraints;
+	devices[set->n] = ion_device_ref(dev);
+	constraints[set->n++] = &dev->constraint;
+	return 0;
+}
+
+static int device_set_copy(struct device_set *to, const struct device_set *from)
+{
+	for (size_t i = 0; i < from->n; i++)
+		if (device_set_add(to, from->devices[i]) < 0) {
+			device_set_clear(to);
+			return -ENOMEM;
+		}
+	return 0;
+}
 
 /* ---- the allocation loop ---- */
 
@@ -104,10 +155,28 @@ ION_EXPORT int ion_alloc_config_new(struct ion_alloc_config **ret_config)
 ION_EXPORT struct ion_alloc_config *ion_alloc_config_free(struct ion_alloc_config *config)
 {
 	if (config) {
+		device_set_clear(&config->set);
 		free(config->heap_name);
 		free(config);
 	}
 	return NULL;
+}
+
+ION_EXPORT int ion_alloc_config_add_device(struct ion_alloc_config *config,
+					   struct ion_device *device)
+{
+	if (!config || !device)
+		return -EINVAL;
+	return device_set_add(&config->set, device);
+}
+
+ION_EXPORT int ion_alloc_config_set_cpu_access(struct ion_alloc_config *config,
+					       int cpu_access)
+{
+	if (!config)
+		return -EINVAL;
+	config->no_cpu_access = !cpu_access;
+	return 0;
 }
 
 ION_EXPORT int ion_alloc_config_set_size(struct ion_alloc_config *config, size_t len)
@@ -170,6 +239,9 @@ static int request_from_config(const struct ion_alloc_config *config,
 	req->heap_mask = config->heap_mask;
 	req->heap_name = config->heap_name;
 	req->fallback = config->fallback;
+	req->no_cpu_access = config->no_cpu_access;
+	req->constraints = config->set.constraints;
+	req->n_constraints = config->set.n;
 	return 0;
 }
 
@@ -198,11 +270,16 @@ ION_EXPORT int ion_ctx_solve(struct ion_ctx *ctx, const struct ion_alloc_config 
 	if (config->heap_name)
 		sol->heap_name = strdup(config->heap_name);
 	req.heap_name = sol->heap_name;
-	n = !sol->heaps || (config->heap_name && !sol->heap_name)
+	n = !sol->heaps || (config->heap_name && !sol->heap_name) ||
+			    device_set_copy(&sol->set, &config->set) < 0
 		    ? -ENOMEM
-		    : ion_solve(reg, &req, sol->heaps, &sol->error, &sol->rejected);
+		    : 0;
+	req.constraints = sol->set.constraints;
+	if (n == 0)
+		n = ion_solve(reg, &req, sol->heaps, &sol->error, &sol->rejected);
 	if (n < 0) {
 		ion_rejections_clear(&sol->rejected);
+		device_set_clear(&sol->set);
 		free(sol->heaps);
 		free(sol->heap_name);
 		free(sol);
@@ -229,6 +306,7 @@ ION_EXPORT struct ion_solution *ion_solution_unref(struct ion_solution *solution
 	    atomic_fetch_sub_explicit(&solution->refcount, 1, memory_order_acq_rel) != 1)
 		return NULL;
 	ion_rejections_clear(&solution->rejected);
+	device_set_clear(&solution->set);
 	free(solution->heaps);
 	free(solution->heap_name);
 	ion_ctx_unref(solution->ctx);
@@ -262,14 +340,23 @@ ION_EXPORT int ion_solution_get_rejection_count(const struct ion_solution *solut
 ION_EXPORT int ion_solution_get_rejection(const struct ion_solution *solution,
 					  unsigned int index,
 					  const struct ion_heap **ret_heap,
+					  const struct ion_device **ret_device,
 					  const char **ret_reason)
 {
-	if (!solution || !ret_heap || !ret_reason)
+	const struct ion_rejection *rej;
+	const struct ion_device *dev = NULL;
+
+	if (!solution || !ret_heap || !ret_device || !ret_reason)
 		return -EINVAL;
 	if (index >= solution->rejected.n)
 		return -ENOENT;
-	*ret_heap = solution->rejected.v[index].heap;
-	*ret_reason = solution->rejected.v[index].reason;
+	rej = &solution->rejected.v[index];
+	for (size_t i = 0; rej->by && i < solution->set.n; i++)
+		if (solution->set.constraints[i] == rej->by)
+			dev = solution->set.devices[i];
+	*ret_heap = rej->heap;
+	*ret_device = dev;
+	*ret_reason = rej->reason;
 	return 0;
 }
 

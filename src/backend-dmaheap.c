@@ -41,6 +41,57 @@ static int check_dma_heap_node(struct ion_ctx *ctx, int fd)
 	return strcmp(base ? base + 1 : target, "dma_heap") == 0 ? 0 : -ENOTTY;
 }
 
+/* "-uncached" or "-dma32" at the end of name: removes it and says so. */
+static bool strip_suffix(char *name, const char *suffix)
+{
+	size_t len = strlen(name), slen = strlen(suffix);
+
+	if (len <= slen || strcmp(name + len - slen, suffix) != 0)
+		return false;
+	name[len - slen] = '\0';
+	return true;
+}
+
+/*
+ * What a heap is, from its name: DMA-BUF heaps take no flags, so kernels
+ * carry properties in names (mainline's "system" and CMA heap; vendor
+ * kernels' "system-uncached", "system-dma32", "cma-uncached", ...;
+ * 6.18's TEE heaps "protected,*").  A name this does not know tells
+ * nothing; a board file can say what it is.  0 or -ENOMEM.
+ */
+static int describe(struct ion_heap *heap, const char *name)
+{
+	_cleanup_free_ char *base = strdup(name);
+	bool dma32, uncached;
+
+	if (!base)
+		return -ENOMEM;
+	dma32 = strip_suffix(base, "-dma32");
+	uncached = strip_suffix(base, "-uncached");
+	heap->props = uncached ? ION_HEAP_PROP_UNCACHED : ION_HEAP_PROP_CACHED;
+	if (dma32)
+		heap->address_bits = 32;
+	if (strcmp(base, "system") == 0) {
+		heap->type = ION_HEAP_TYPE_SYSTEM;
+		heap->props |= ION_HEAP_PROP_KERNEL_MAP;
+		heap->memory_key = strdup(name);
+	} else if (ion_is_cma_name(base)) {
+		heap->type = ION_HEAP_TYPE_DMA;
+		heap->props |= ION_HEAP_PROP_CONTIGUOUS | ION_HEAP_PROP_KERNEL_MAP;
+		/* 6.17 lists the default area under two names: one memory. */
+		heap->memory_key = uncached || dma32 ? strdup(name) : ion_cma_memory_key(name);
+	} else if (strncmp(name, "protected,", 10) == 0) {
+		heap->type = ION_HEAP_TYPE_CUSTOM;
+		heap->props = ION_HEAP_PROP_PROTECTED;
+		heap->memory_key = strdup(name);
+	} else {
+		heap->type = ION_HEAP_TYPE_CUSTOM;
+		heap->props = 0;
+		heap->memory_key = strdup(name);
+	}
+	return heap->memory_key ? 0 : -ENOMEM;
+}
+
 struct dmaheap_heap {
 	struct ion_heap heap;
 	int fd;		/* the node, O_RDONLY|O_CLOEXEC, or -1 */
@@ -58,25 +109,9 @@ static int add_heap(struct ion_ctx *ctx, struct dmaheap_heap *dh, const char *di
 		heap->node = NULL;
 		return -ENOMEM;
 	}
-	if (strcmp(name, "system") == 0) {
-		heap->type = ION_HEAP_TYPE_SYSTEM;
-		heap->props = ION_HEAP_PROP_CACHED;
-		heap->memory_key = strdup("system");
-	} else if (strcmp(name, "system-uncached") == 0) {
-		heap->type = ION_HEAP_TYPE_SYSTEM;
-		heap->props = ION_HEAP_PROP_UNCACHED;
-		heap->memory_key = strdup("system-uncached");
-	} else if (ion_is_cma_name(name)) {
-		heap->type = ION_HEAP_TYPE_DMA;
-		heap->props = ION_HEAP_PROP_CONTIGUOUS | ION_HEAP_PROP_CACHED;
-		heap->memory_key = ion_cma_memory_key(name);
-	} else {
-		heap->type = ION_HEAP_TYPE_CUSTOM;
-		heap->memory_key = strdup(name);
-	}
-	/* Without its key a heap could be offered twice (ION on 5.10). */
-	if (!heap->memory_key)
-		return -ENOMEM;
+	r = describe(heap, name);
+	if (r < 0)
+		return r;
 	fd = open(heap->node, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		r = neg_errno();

@@ -277,7 +277,7 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 	if (!heap->kernel_name)
 		return -ENOMEM;
 	heap->type = ION_HEAP_TYPE_CUSTOM;
-	heap->props = ION_HEAP_PROP_CACHED;
+	heap->props = ION_HEAP_PROP_CACHED | ION_HEAP_PROP_KERNEL_MAP;
 	/*
 	 * A device-tree device (an SoC's display or GPU block) with no IOMMU
 	 * can only scan out physically contiguous memory, so its driver's
@@ -287,6 +287,9 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 	 */
 	if (device && is_devicetree_device(device) && behind_iommu(device) == 0)
 		heap->props |= ION_HEAP_PROP_CONTIGUOUS;
+	/* Its device's own buffers: the device objects find their heap here. */
+	if (device && !(heap->sysfs_device = ion_ctx_unroot(ctx, device)) && errno == ENOMEM)
+		return -ENOMEM;
 	heap->node = strdup(node->path);
 	if (!heap->node)
 		ion_heap_set_unavailable(heap, -ENOMEM, "out of memory");

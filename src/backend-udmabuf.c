@@ -12,6 +12,7 @@
  * machines (x86) never notice.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -19,7 +20,30 @@
 #include <ion/ion.h>
 
 #include "backend.h"
+#include "sysfs.h"
 #include "uapi/udmabuf.h"
+
+/*
+ * Importers that map buffers in the kernel (videobuf2-vmalloc, vkms)
+ * refuse udmabuf before Linux 6.2, which gave it vmap (commit
+ * 7ae2e684854c).  The kernel's release, read under the sysroot.
+ */
+static int kernel_maps(struct ion_ctx *ctx, bool *ret)
+{
+	_cleanup_free_ char *path = ion_ctx_path(ctx, "/proc/sys/kernel/osrelease");
+	_cleanup_free_ char *release = NULL;
+	unsigned int major = 0, minor = 0;
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	r = ion_sysfs_read(path, &release, NULL);
+	if (r == -ENOMEM)
+		return r;
+	*ret = r == 0 && sscanf(release, "%u.%u", &major, &minor) == 2 &&
+	       (major > 6 || (major == 6 && minor >= 2));
+	return 0;
+}
 
 struct udmabuf_heap {
 	struct ion_heap heap;
@@ -31,6 +55,7 @@ static int udmabuf_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 	_cleanup_free_ char *node = ion_ctx_path(ctx, "/dev/udmabuf");
 	_cleanup_close_ int fd = -1;
 	struct ion_heap *heap;
+	bool maps;
 	int error;
 
 	if (!node)
@@ -45,6 +70,10 @@ static int udmabuf_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 		return -ENOMEM;
 	heap->type = ION_HEAP_TYPE_SYSTEM;
 	heap->props = ION_HEAP_PROP_CACHED;
+	if (kernel_maps(ctx, &maps) < 0)
+		return -ENOMEM;
+	if (maps)
+		heap->props |= ION_HEAP_PROP_KERNEL_MAP;
 	if (error)
 		ion_heap_set_unavailable(heap, error, "open %s: %s", node, strerror(-error));
 	heap_container(heap, struct udmabuf_heap)->fd = steal_fd(&fd);

@@ -31,7 +31,7 @@ static int read_under(const char *sysroot, const char *rel, char **ret_text,
 
 	if (asprintf(&path, "%s%s", sysroot, rel) < 0)
 		return -ENOMEM;
-	r = ion_conf_read_file(path, BOARD_FILE_MAX, ret_text, ret_len);
+	r = ion_read_file(path, BOARD_FILE_MAX, ret_text, ret_len);
 	if (r < 0 && is_transient(r))
 		return r;
 	if (r < 0) {

@@ -102,9 +102,31 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 		return NULL;
 	ion_registry_free(atomic_load_explicit(&ctx->registry, memory_order_acquire));
 	pthread_mutex_destroy(&ctx->discover_lock);
+	free(ctx->heaps_path);
 	free(ctx->sysroot);
 	free(ctx);
 	return NULL;
+}
+
+ION_EXPORT int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path)
+{
+	char *copy = NULL;
+	int r = 0;
+
+	if (!ctx)
+		return -EINVAL;
+	if (path && !(copy = strdup(path)))
+		return -ENOMEM;
+	pthread_mutex_lock(&ctx->discover_lock);
+	if (atomic_load_explicit(&ctx->registry, memory_order_relaxed)) {
+		r = -EBUSY;
+	} else {
+		free(ctx->heaps_path);
+		ctx->heaps_path = steal_ptr(&copy);
+	}
+	pthread_mutex_unlock(&ctx->discover_lock);
+	free(copy);
+	return r;
 }
 
 ION_EXPORT void ion_ctx_set_log_fn(struct ion_ctx *ctx, ion_log_fn log_fn)
@@ -142,4 +164,22 @@ char *ion_ctx_path(const struct ion_ctx *ctx, const char *path)
 	if (asprintf(&p, "%s%s", ctx->sysroot, path) < 0)
 		return NULL;
 	return p;
+}
+
+char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *real)
+{
+	_cleanup_free_ char *root = NULL;
+	size_t len;
+
+	if (!ctx->sysroot[0])
+		return strdup(real);
+	root = realpath(ctx->sysroot, NULL);
+	if (!root)
+		return NULL;
+	len = strlen(root);
+	if (strncmp(real, root, len) != 0 || (real[len] != '/' && real[len])) {
+		errno = ENODEV;
+		return NULL;
+	}
+	return strdup(real[len] ? real + len : "/");
 }

@@ -23,6 +23,8 @@ struct ion_ctx {
 	int log_priority;
 	void *userdata;
 
+	char *heaps_path;	/* ':'-separated heaps.d folders, or NULL: the defaults */
+
 	pthread_mutex_t discover_lock;
 	/* NULL until discovery succeeds; immutable once set. */
 	_Atomic(struct ion_registry *) registry;
@@ -45,6 +47,9 @@ void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
 
 /* sysroot + path, malloc'ed; NULL on ENOMEM. */
 char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);
+/* A real path under the sysroot, without it; NULL with errno (ENODEV:
+ * outside the sysroot, ENOMEM). */
+char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *real);
 
 /*
  * The context's registry, discovered on first use (registry.c): 0 with

@@ -77,6 +77,7 @@ static const struct key_info keys[ION_KEY_COUNT] = {
 	[ION_KEY_MATCH_UDEV_PROPERTY] = { "MatchUdevProperty", NULL, K_DEVICE, V_UDEV_GLOB },
 	[ION_KEY_MATCH_DRM_DRIVER] = { "MatchDRMDriver", NULL, K_DEVICE, V_GLOB },
 	[ION_KEY_MATCH_V4L2_CARD] = { "MatchV4L2Card", NULL, K_DEVICE, V_GLOB },
+	[ION_KEY_MATCH_NAME] = { "MatchName", NULL, K_DEVICE, V_GLOB },
 
 	[ION_KEY_ALIASES] = { "Aliases", NULL, K_HEAP, V_LIST },
 	[ION_KEY_MEMORY] = { "Memory", NULL, K_HEAP, V_TOKEN },
@@ -801,6 +802,8 @@ static bool device_entry_matches(const struct conf_entry *e, const void *facts)
 		return glob_matches(glob, d->drm_driver);
 	case ION_KEY_MATCH_V4L2_CARD:
 		return glob_matches(glob, d->v4l2_card);
+	case ION_KEY_MATCH_NAME:
+		return glob_matches(glob, d->name);
 	default:
 		return false;
 	}
@@ -1260,66 +1263,6 @@ static bool is_transient(int r)
 	return r == -ENOMEM || r == -EMFILE || r == -ENFILE || r == -EINTR;
 }
 
-int ion_conf_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
-{
-	_cleanup_close_ int fd = -1;
-	_cleanup_free_ char *buf = NULL;
-	size_t len = 0, size;
-	struct stat st;
-
-	/* O_NONBLOCK: a FIFO in place of a file must not hang discovery. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return neg_errno();
-	if (fstat(fd, &st) < 0)
-		return neg_errno();
-	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
-		/* /dev/null: a masking symlink reads as an empty file. */
-		size = 0;
-	} else if (S_ISDIR(st.st_mode)) {
-		return -EISDIR;
-	} else if (!S_ISREG(st.st_mode)) {
-		return -EBADFD;
-	} else if ((uint64_t)st.st_size > max) {
-		return -EFBIG;
-	} else {
-		/* sysfs says 4096 whatever it holds: the size is a hint. */
-		size = (size_t)st.st_size < 4096 ? 4096 : (size_t)st.st_size + 1;
-		if (size > max + 1)
-			size = max + 1;
-	}
-	buf = malloc(size + 1);
-	if (!buf)
-		return -ENOMEM;
-	while (size) {
-		ssize_t r;
-
-		if (len == size) {
-			char *nbuf;
-
-			if (len > max)
-				return -EFBIG;
-			size = size > (max + 1) / 2 ? max + 1 : 2 * size;
-			nbuf = realloc(buf, size + 1);
-			if (!nbuf)
-				return -ENOMEM;
-			buf = nbuf;
-		}
-		r = read(fd, buf + len, size - len);
-		if (r < 0)
-			return neg_errno();
-		if (r == 0)
-			break;
-		len += (size_t)r;
-	}
-	if (len > max)
-		return -EFBIG;
-	buf[len] = '\0';
-	*ret_text = steal_ptr(&buf);
-	*ret_len = len;
-	return 0;
-}
-
 static void report_file(const struct reporter *rep, const char *path, int r)
 {
 	if (r == -EFBIG)
@@ -1487,7 +1430,7 @@ int ion_conf_load(const char *const *paths, size_t n_paths,
 		_cleanup_free_ char *text = NULL;
 		size_t len = 0;
 
-		r = ion_conf_read_file(list.v[i].path, CONF_FILE_MAX, &text, &len);
+		r = ion_read_file(list.v[i].path, CONF_FILE_MAX, &text, &len);
 		if (r < 0) {
 			if (is_transient(r))
 				break;

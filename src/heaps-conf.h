@@ -43,6 +43,7 @@ enum ion_conf_key {
 	ION_KEY_MATCH_UDEV_PROPERTY,	/* MatchUdevProperty: KEY=GLOB */
 	ION_KEY_MATCH_DRM_DRIVER,	/* MatchDRMDriver */
 	ION_KEY_MATCH_V4L2_CARD,	/* MatchV4L2Card */
+	ION_KEY_MATCH_NAME,		/* MatchName: the sysfs "name" attribute */
 
 	/* [Heap] properties */
 	ION_KEY_ALIASES,		/* Aliases: list of names */
@@ -142,6 +143,7 @@ struct ion_device_facts {
 	const char *const *of_compatible; /* NULL-terminated, or NULL */
 	const char *drm_driver;
 	const char *v4l2_card;
+	const char *name;		/* the class device's "name" attribute */
 	const char *const *udev_properties; /* "KEY=VALUE", NULL-terminated, or NULL */
 };
 
@@ -242,14 +244,5 @@ int ion_conf_parse_cookie(const char *path, const char *text,
 char *ion_conf_field_format(enum ion_conf_key key,
 			    const struct ion_conf_field *field);
 
-/*
- * Reads a regular file whole, for the parser and board.c: O_NONBLOCK so
- * that a FIFO in its place cannot hang, and refused unless it is a
- * regular file (-EISDIR, -EBADFD) or /dev/null (read as empty, for
- * masking); more than max bytes is -EFBIG.  *ret_text is NUL-terminated
- * and may hold NUL bytes before *ret_len.
- */
-int ion_conf_read_file(const char *path, size_t max, char **ret_text,
-		       size_t *ret_len);
 
 #endif

@@ -5,6 +5,7 @@
  * uncached variants -> Android ids -> freeze.  After the freeze the
  * registry is immutable and read without locks.
  */
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,10 @@
 #include <ion/ion.h>
 
 #include "backend.h"
+#include "config.h"
+#include "device.h"
 #include "registry.h"
+#include "sysfs.h"
 
 static const struct ion_backend *const backends[] = {
 	&ion_backend_dmaheap,
@@ -79,7 +83,7 @@ const struct ion_heap *ion_registry_find(const struct ion_registry *reg,
 
 /* The CMA heap's name depends on the kernel and the device tree. */
 static const char *const cma_names[] = {
-	"linux,cma", "reserved", "default-pool", "default_cma_region",
+	"linux,cma", "reserved", "default-pool", "default_cma_region", "cma",
 };
 
 bool ion_is_cma_name(const char *name)
@@ -99,6 +103,17 @@ char *ion_cma_memory_key(const char *name)
 	return asprintf(&key, "cma:%s", name) < 0 ? NULL : key;
 }
 
+const struct ion_heap *ion_registry_find_named(const struct ion_registry *reg,
+					       const char *name)
+{
+	const struct ion_heap *h = ion_registry_find(reg, name);
+
+	for (unsigned int i = 0; !h && strcmp(name, "cma") == 0 && i < reg->n_heaps; i++)
+		if (ion_is_cma_name(reg->heaps[i]->kernel_name))
+			h = reg->heaps[i];
+	return h;
+}
+
 static void heap_free(struct ion_heap *h)
 {
 	if (h->backend->destroy)
@@ -111,6 +126,8 @@ static void heap_free(struct ion_heap *h)
 	free(h->node);
 	free(h->reason);
 	free(h->memory_key);
+	free(h->sysfs_device);
+	ion_attrs_clear(&h->attrs);
 	free(h);
 }
 
@@ -118,9 +135,15 @@ void ion_registry_free(struct ion_registry *reg)
 {
 	if (!reg)
 		return;
+	for (unsigned int i = 0; i < reg->n_devices; i++)
+		ion_device_release(reg->devices[i]);
+	free(reg->devices);
 	for (unsigned int i = 0; i < reg->n_heaps; i++)
 		heap_free(reg->heaps[i]);
 	free(reg->heaps);
+	ion_conf_free(reg->conf);
+	ion_board_facts_clear(&reg->board);
+	ion_attrs_clear(&reg->boards);
 	free(reg);
 }
 
@@ -251,39 +274,229 @@ static void assign_ids(struct ion_registry *reg)
 {
 	unsigned int next_extra = ION_EXTRA_ID_FIRST;
 
+	/* The board's AndroidId first: vendor code hard-codes its ids. */
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
 		struct ion_heap *h = reg->heaps[i];
 
-		if (h->error || is_uncached_variant(reg, h))
+		if (h->id >= 0 && !h->error && !reg->by_id[h->id])
+			reg->by_id[h->id] = h;
+		else
+			h->id = -1;
+	}
+	for (unsigned int i = 0; i < reg->n_heaps; i++) {
+		struct ion_heap *h = reg->heaps[i];
+
+		if (h->error || h->id >= 0 || is_uncached_variant(reg, h))
 			continue;
+		while (next_extra < ION_MAX_IDS && reg->by_id[next_extra])
+			next_extra++;
 		if (h->type < ION_HEAP_TYPE_CUSTOM && !reg->by_id[h->type])
 			h->id = (int)h->type;
 		else if (next_extra < ION_MAX_IDS)
-			h->id = (int)next_extra++;
+			h->id = (int)next_extra;
 		if (h->id >= 0)
 			reg->by_id[h->id] = h;
 	}
 }
 
+static void log_conf_error(void *userdata, const char *file, unsigned int line,
+			   const char *message)
+{
+	struct ion_ctx *ctx = userdata;
+
+	if (line)
+		ion_err(ctx, "%s:%u: %s", file, line, message);
+	else
+		ion_err(ctx, "%s: %s", file, message);
+}
+
+/*
+ * heaps.d: the folders the context was given, else ION_HEAPS_PATH, else
+ * $sysconfdir/libion/heaps.d then $datadir/libion/heaps.d under the
+ * sysroot.  Given paths are taken as they are, not under the sysroot.
+ */
+static int load_conf(struct ion_ctx *ctx, struct ion_registry *reg)
+{
+	const char *given = ctx->heaps_path ? ctx->heaps_path : secure_getenv("ION_HEAPS_PATH");
+	_cleanup_free_ char *copy = NULL, *etc = NULL, *share = NULL;
+	const char *paths[16];
+	size_t n = 0;
+	char *save = NULL;
+	int r;
+
+	if (given) {
+		copy = strdup(given);
+		if (!copy)
+			return -ENOMEM;
+		for (char *p = strtok_r(copy, ":", &save); p && n < 16; p = strtok_r(NULL, ":", &save))
+			paths[n++] = p;
+	} else {
+		etc = ion_ctx_path(ctx, LIBION_SYSCONFDIR "/libion/heaps.d");
+		share = ion_ctx_path(ctx, LIBION_DATADIR "/libion/heaps.d");
+		if (!etc || !share)
+			return -ENOMEM;
+		paths[n++] = etc;
+		paths[n++] = share;
+	}
+	r = ion_conf_load(paths, n, &reg->board, log_conf_error, ctx, &reg->conf);
+	for (size_t i = 0; r == 0 && i < ion_conf_board_count(reg->conf); i++) {
+		struct ion_conf_src src;
+		const char *name = ion_conf_board(reg->conf, i, &src);
+
+		r = ion_attrs_add(&reg->boards, "board", name, "%s:%u", src.file, src.line);
+		if (r == 0)
+			ion_dbg(ctx, "board %s matches (%s:%u)", name, src.file, src.line);
+	}
+	return r;
+}
+
+static unsigned int bits_for(uint64_t end)
+{
+	unsigned int bits = 1;
+
+	while (bits < 64 && (end - 1) >> bits)
+		bits++;
+	return bits;
+}
+
+/*
+ * Where memory ends, for address limits: the firmware's map (x86, no root
+ * needed), else the size of RAM, a lower bound that makes no heap look
+ * out of reach that is not.
+ */
+static int read_ram_bits(struct ion_ctx *ctx, struct ion_registry *reg)
+{
+	_cleanup_free_ char *memmap = ion_ctx_path(ctx, "/sys/firmware/memmap");
+	_cleanup_free_ char *meminfo = ion_ctx_path(ctx, "/proc/meminfo");
+	_cleanup_free_ char *text = NULL;
+	uint64_t end = 0;
+	struct dirent **names;
+	int n;
+
+	if (!memmap || !meminfo)
+		return -ENOMEM;
+	n = scandir(memmap, &names, NULL, NULL);
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *dir = NULL, *type = NULL, *last = NULL;
+		uint64_t e;
+
+		if (names[i]->d_name[0] != '.' &&
+		    asprintf(&dir, "%s/%s", memmap, names[i]->d_name) >= 0 &&
+		    ion_sysfs_read_at(dir, "type", &type) == 0 &&
+		    strcmp(type, "System RAM") == 0 &&
+		    ion_sysfs_read_at(dir, "end", &last) == 0 &&
+		    ion_parse_u64(last, 16, &e) == 0 && e + 1 > end)
+			end = e + 1;
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	if (!end && ion_sysfs_read(meminfo, &text, NULL) == 0) {
+		const char *total = strstr(text, "MemTotal:");
+		unsigned long long kib;
+
+		if (total && sscanf(total, "MemTotal: %llu kB", &kib) == 1)
+			end = (uint64_t)kib << 10;
+	}
+	reg->ram_bits = end ? bits_for(end) : 64;
+	return 0;
+}
+
+/* The [Heap] sections that name a heap: what it is, by the board's word. */
+static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
+{
+	struct ion_conf_props props = { 0 };
+	const struct ion_conf_field *f = props.f;
+	int r = 0;
+
+	/* A heap may lie anywhere in memory unless its backend knows better. */
+	if (!h->address_bits || h->address_bits > reg->ram_bits)
+		h->address_bits = reg->ram_bits;
+	h->alignment = ion_page_size();
+	if (!reg->conf)
+		return 0;
+	if (ion_conf_apply_heap(reg->conf, h->kernel_name, &props) < 0 ||
+	    (strcmp(h->name, h->kernel_name) &&
+	     ion_conf_apply_heap(reg->conf, h->name, &props) < 0)) {
+		ion_conf_props_clear(&props);
+		return -ENOMEM;
+	}
+	if (f[ION_KEY_MEMORY].set) {
+		free(h->memory_key);
+		h->memory_key = strdup(f[ION_KEY_MEMORY].v.s);
+		if (!h->memory_key)
+			r = -ENOMEM;
+	}
+	for (char **a = f[ION_KEY_ALIASES].set ? f[ION_KEY_ALIASES].v.list.v : NULL;
+	     r == 0 && a && *a; a++)
+		r = add_alias(h, *a);
+	if (f[ION_KEY_CONTIGUOUS].set)
+		h->props = f[ION_KEY_CONTIGUOUS].v.b ? h->props | ION_HEAP_PROP_CONTIGUOUS
+						     : h->props & ~ION_HEAP_PROP_CONTIGUOUS;
+	if (f[ION_KEY_CACHE].set) {
+		h->props &= ~(ION_HEAP_PROP_CACHED | ION_HEAP_PROP_UNCACHED);
+		if (f[ION_KEY_CACHE].v.u != ION_CACHE_UNCACHED)
+			h->props |= ION_HEAP_PROP_CACHED;
+		if (f[ION_KEY_CACHE].v.u != ION_CACHE_CACHED)
+			h->props |= ION_HEAP_PROP_UNCACHED;
+	}
+	if (f[ION_KEY_CPU_ACCESS].set)
+		h->props = f[ION_KEY_CPU_ACCESS].v.b ? h->props & ~ION_HEAP_PROP_PROTECTED
+						     : h->props | ION_HEAP_PROP_PROTECTED;
+	if (f[ION_KEY_KERNEL_MAP].set)
+		h->props = f[ION_KEY_KERNEL_MAP].v.b ? h->props | ION_HEAP_PROP_KERNEL_MAP
+						     : h->props & ~ION_HEAP_PROP_KERNEL_MAP;
+	if (f[ION_KEY_ADDRESS_BITS].set)
+		h->address_bits = (unsigned int)f[ION_KEY_ADDRESS_BITS].v.u;
+	if (f[ION_KEY_ALIGNMENT].set && f[ION_KEY_ALIGNMENT].v.u > h->alignment)
+		h->alignment = (size_t)f[ION_KEY_ALIGNMENT].v.u;
+	if (f[ION_KEY_PREFERENCE].set)
+		h->preference = (int)f[ION_KEY_PREFERENCE].v.i;
+	if (f[ION_KEY_ANDROID_ID].set)
+		h->id = (int)f[ION_KEY_ANDROID_ID].v.u;
+	for (int k = 0; r == 0 && k < ION_KEY_COUNT; k++) {
+		_cleanup_free_ char *value = NULL;
+
+		if (!f[k].set)
+			continue;
+		value = ion_conf_field_format((enum ion_conf_key)k, &f[k]);
+		r = value ? ion_attrs_add(&h->attrs, ion_conf_key_name((enum ion_conf_key)k),
+					  value, "%s:%u", f[k].src.file, f[k].src.line)
+			  : -ENOMEM;
+	}
+	ion_conf_props_clear(&props);
+	return r;
+}
+
 static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 {
 	struct ion_registry *reg = calloc(1, sizeof(*reg));
-	int r = 0;
+	int r;
 
 	if (!reg)
 		return -ENOMEM;
+	r = ion_board_read(ctx->sysroot, &reg->board);
+	if (r == 0)
+		r = load_conf(ctx, reg);
+	if (r == 0)
+		r = read_ram_bits(ctx, reg);
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]) && r == 0; i++)
 		r = backends[i]->probe(ctx, reg);
+	for (unsigned int i = 0; i < reg->n_heaps && r == 0; i++)
+		r = annotate_heap(reg, reg->heaps[i]);
 	if (r == 0)
 		r = merge_same_memory(ctx, reg);
 	if (r == 0)
 		r = unique_names(reg);
+	if (r == 0) {
+		link_uncached(reg);
+		assign_ids(reg);
+		r = ion_devices_enumerate(ctx, reg);
+	}
 	if (r < 0) {
 		ion_registry_free(reg);
 		return r;
 	}
-	link_uncached(reg);
-	assign_ids(reg);
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
 		const struct ion_heap *h = reg->heaps[i];
 
@@ -356,10 +569,7 @@ ION_EXPORT int ion_ctx_find_heap(struct ion_ctx *ctx, const char *name,
 	r = ion_ctx_registry(ctx, &reg);
 	if (r < 0)
 		return r;
-	h = ion_registry_find(reg, name);
-	for (size_t i = 0; !h && strcmp(name, "cma") == 0 &&
-			   i < sizeof(cma_names) / sizeof(cma_names[0]); i++)
-		h = ion_registry_find(reg, cma_names[i]);
+	h = ion_registry_find_named(reg, name);
 	if (!h)
 		return -ENOENT;
 	*ret_heap = h;
@@ -411,4 +621,84 @@ ION_EXPORT const char *ion_heap_get_reason(const struct ion_heap *heap)
 	if (!heap || !heap->error)
 		return NULL;
 	return heap->reason ? heap->reason : strerror(-heap->error);
+}
+
+ION_EXPORT unsigned int ion_heap_get_address_bits(const struct ion_heap *heap)
+{
+	return heap ? heap->address_bits : 0;
+}
+
+ION_EXPORT int ion_heap_get_attribute_count(const struct ion_heap *heap)
+{
+	return heap ? (int)heap->attrs.n : -EINVAL;
+}
+
+ION_EXPORT int ion_heap_get_attribute(const struct ion_heap *heap, unsigned int index,
+				      const char **ret_key, const char **ret_value,
+				      const char **ret_source)
+{
+	return ion_attrs_get(heap ? &heap->attrs : NULL, index, ret_key, ret_value,
+			     ret_source);
+}
+
+/* ---- what heaps.d gave ---- */
+
+ION_EXPORT int ion_ctx_get_board_count(struct ion_ctx *ctx)
+{
+	const struct ion_registry *reg;
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	return r < 0 ? r : (int)reg->boards.n;
+}
+
+ION_EXPORT int ion_ctx_get_board(struct ion_ctx *ctx, unsigned int index,
+				 const char **ret_name, const char **ret_source)
+{
+	const struct ion_registry *reg;
+	int r;
+
+	if (!ctx || !ret_name || !ret_source)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	if (r < 0)
+		return r;
+	if (index >= reg->boards.n)
+		return -ENOENT;
+	*ret_name = reg->boards.v[index].value;
+	*ret_source = reg->boards.v[index].source;
+	return 0;
+}
+
+ION_EXPORT int ion_ctx_get_config_file_count(struct ion_ctx *ctx)
+{
+	const struct ion_registry *reg;
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	return r < 0 ? r : (int)ion_conf_file_count(reg->conf);
+}
+
+ION_EXPORT const char *ion_ctx_get_config_file(struct ion_ctx *ctx, unsigned int index)
+{
+	const struct ion_registry *reg;
+
+	if (!ctx || ion_ctx_registry(ctx, &reg) < 0 || index >= ion_conf_file_count(reg->conf))
+		return NULL;
+	return ion_conf_file(reg->conf, index);
+}
+
+ION_EXPORT int ion_ctx_get_config_error_count(struct ion_ctx *ctx)
+{
+	const struct ion_registry *reg;
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	return r < 0 ? r : (int)ion_conf_error_count(reg->conf);
 }

@@ -14,7 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attrs.h"
 #include "context.h"
+#include "heaps-conf.h"
 
 struct ion_backend;
 
@@ -44,12 +46,27 @@ struct ion_heap {
 	/* The same memory with uncached CPU mappings (system-uncached for
 	 * system): what an Android mask without ION_FLAG_CACHED gets. */
 	const struct ion_heap *uncached;
+	unsigned int address_bits; /* every address below 2^bits */
+	size_t alignment;	/* of a buffer's start, at least a page */
+	int preference;		/* the board's; higher first */
+	/* The device the heap's memory belongs to (a GEM heap's DRM device),
+	 * as a sysfs path without the sysroot, or NULL. */
+	char *sysfs_device;
+	struct ion_attrs attrs;	/* what the board files said, with file:line */
 };
+
+struct ion_device;
 
 struct ion_registry {
 	struct ion_heap **heaps;
 	unsigned int n_heaps;
 	const struct ion_heap *by_id[ION_MAX_IDS]; /* the compat view */
+	struct ion_conf *conf;		/* what heaps.d says for this board */
+	struct ion_board_facts board;
+	struct ion_attrs boards;	/* the [Board] sections that matched */
+	unsigned int ram_bits;		/* memory ends below 2^ram_bits */
+	struct ion_device **devices;	/* the devices discovery read */
+	unsigned int n_devices;
 };
 
 /* ---- for backends, while they probe ---- */
@@ -74,6 +91,10 @@ void ion_heap_set_unavailable(struct ion_heap *heap, int error,
 /* By name or alias; NULL when none.  "cma" is not special here. */
 const struct ion_heap *ion_registry_find(const struct ion_registry *reg,
 					 const char *name);
+/* The same, and "cma" for the CMA heap under whatever name the kernel
+ * gave it: what a user's heap name means. */
+const struct ion_heap *ion_registry_find_named(const struct ion_registry *reg,
+					       const char *name);
 /* "linux,cma", "reserved", ...: the names kernels give the CMA heap. */
 bool ion_is_cma_name(const char *name);
 /* The memory key of a CMA heap called name: every name of the default

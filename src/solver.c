@@ -11,6 +11,7 @@
 #include <ion/ion.h>
 
 #include "solver.h"
+#include "util.h"
 
 int ion_round_len(size_t len, size_t *ret_len)
 {
@@ -33,9 +34,9 @@ void ion_rejections_clear(struct ion_rejections *rej)
 	rej->n = 0;
 }
 
-__attribute__((format(printf, 3, 4)))
+__attribute__((format(printf, 4, 5)))
 static int reject(struct ion_rejections *rej, const struct ion_heap *heap,
-		  const char *format, ...)
+		  const struct ion_constraint *by, const char *format, ...)
 {
 	struct ion_rejection *grown;
 	va_list args;
@@ -56,6 +57,7 @@ static int reject(struct ion_rejections *rej, const struct ion_heap *heap,
 	}
 	rej->v = grown;
 	rej->v[rej->n].heap = heap;
+	rej->v[rej->n].by = by;
 	rej->v[rej->n++].reason = reason;
 	return 0;
 }
@@ -65,45 +67,165 @@ static bool wants_cached(const struct ion_request *req)
 	return req->flags & (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC);
 }
 
-/* The heap a request by name means: the name or an alias, and "cma" for
- * the CMA heap under any of its kernel names. */
-static const struct ion_heap *named_heap(const struct ion_registry *reg,
-					 const char *name)
-{
-	const struct ion_heap *h = ion_registry_find(reg, name);
-
-	for (unsigned int i = 0; !h && strcmp(name, "cma") == 0 && i < reg->n_heaps; i++)
-		if (ion_is_cma_name(reg->heaps[i]->kernel_name))
-			h = reg->heaps[i];
-	return h;
-}
-
 /*
- * Sparing scarce memory: where both would do, scattered pages before a
- * contiguous (CMA) heap; otherwise discovery's order, which is the order
- * of preference between backends.
+ * The order of the survivors: the board's preference first; then, for a
+ * device that is not DMA-coherent, uncached memory; then sparing scarce
+ * memory: scattered pages before a contiguous (CMA) heap; then
+ * discovery's order, which is the order of preference between backends.
  */
-static bool better(const struct ion_heap *a, const struct ion_heap *b)
+static bool better(const struct ion_heap *a, const struct ion_heap *b,
+		   bool prefer_uncached)
 {
 	bool ca = a->props & ION_HEAP_PROP_CONTIGUOUS;
 	bool cb = b->props & ION_HEAP_PROP_CONTIGUOUS;
 
+	if (a->preference != b->preference)
+		return a->preference > b->preference;
+	if (prefer_uncached) {
+		bool ua = !(a->props & ION_HEAP_PROP_CACHED);
+		bool ub = !(b->props & ION_HEAP_PROP_CACHED);
+
+		if (ua != ub)
+			return ua;
+	}
 	if (ca != cb)
 		return cb;
 	return a->index < b->index;
 }
 
-static void sort_candidates(const struct ion_heap **heaps, unsigned int n)
+static void sort_candidates(const struct ion_heap **heaps, unsigned int n,
+			    bool prefer_uncached)
 {
 	/* Insertion sort: a handful of heaps, and it is stable. */
 	for (unsigned int i = 1; i < n; i++) {
 		const struct ion_heap *h = heaps[i];
 		unsigned int j = i;
 
-		for (; j > 0 && better(h, heaps[j - 1]); j--)
+		for (; j > 0 && better(h, heaps[j - 1], prefer_uncached); j--)
 			heaps[j] = heaps[j - 1];
 		heaps[j] = h;
 	}
+}
+
+static bool heap_is_named(const struct ion_heap *h, const char *name)
+{
+	if (strcmp(h->name, name) == 0 || strcmp(h->kernel_name, name) == 0)
+		return true;
+	for (char **a = h->aliases; a && *a; a++)
+		if (strcmp(*a, name) == 0)
+			return true;
+	return strcmp(name, "cma") == 0 && ion_is_cma_name(h->kernel_name);
+}
+
+static const char *src_text(const struct ion_conf_field *f, char *buf, size_t size)
+{
+	if (!f->src.file)
+		return "?";
+	if (!f->src.line)
+		return f->src.file;
+	snprintf(buf, size, "%s:%u", f->src.file, f->src.line);
+	return buf;
+}
+
+static char *list_text(char **list)
+{
+	size_t len = 1;
+	char *text, *p;
+
+	for (char **l = list; l && *l; l++)
+		len += strlen(*l) + 1;
+	p = text = malloc(len);
+	if (!text)
+		return NULL;
+	*p = '\0';
+	for (char **l = list; l && *l; l++)
+		p += sprintf(p, "%s%s", p == text ? "" : " ", *l);
+	return text;
+}
+
+/* A rejection's verdict: 1 (out), or -ENOMEM from recording why. */
+#define OUT(...) ({ int _r = reject(__VA_ARGS__); _r < 0 ? _r : 1; })
+
+/*
+ * Whether heap h fits one device's constraint: 0 when it does, 1 when it
+ * does not (with the reason given to rej), or -ENOMEM.
+ */
+static int check_constraint(const struct ion_heap *h, const struct ion_constraint *c,
+			    struct ion_rejections *rej)
+{
+	const struct ion_conf_field *f = c->props.f;
+	char where[512];
+
+	/* A DRM device's own dumb buffers always fit it. */
+	if (c->own_heap && strcmp(c->own_heap, h->name) == 0)
+		return 0;
+	if (h->props & ION_HEAP_PROP_CPU_ONLY)
+		return OUT(rej, h, c, "%s cannot import it: a memfd is no dma-buf", c->device);
+	if (f[ION_KEY_HEAPS].set) {
+		bool listed = false;
+
+		for (char **l = f[ION_KEY_HEAPS].v.list.v; l && *l && !listed; l++)
+			listed = heap_is_named(h, *l);
+		if (!listed) {
+			_cleanup_free_ char *list = rej ? list_text(f[ION_KEY_HEAPS].v.list.v) : NULL;
+
+			if (rej && !list)
+				return -ENOMEM;
+			return OUT(rej, h, c, "%s takes only the heaps %s (Heaps, %s)", c->device,
+				   list && *list ? list : "(none)",
+				   src_text(&f[ION_KEY_HEAPS], where, sizeof(where)));
+		}
+	}
+	if (f[ION_KEY_OWN_BUFFERS_ONLY].set && f[ION_KEY_OWN_BUFFERS_ONLY].v.b)
+		return OUT(rej, h, c, "%s takes only buffers of its own DRM device%s%s (OwnBuffersOnly, %s)",
+			   c->device, c->own_heap ? ", heap " : "", c->own_heap ? c->own_heap : "",
+			   src_text(&f[ION_KEY_OWN_BUFFERS_ONLY], where, sizeof(where)));
+	if (f[ION_KEY_CONTIGUOUS].set && f[ION_KEY_CONTIGUOUS].v.b &&
+	    !(h->props & ION_HEAP_PROP_CONTIGUOUS))
+		return OUT(rej, h, c, "%s needs physically contiguous memory, and %s is scattered (Contiguous, %s)",
+			   c->device, h->name, src_text(&f[ION_KEY_CONTIGUOUS], where, sizeof(where)));
+	if (f[ION_KEY_ADDRESS_BITS].set && h->address_bits > f[ION_KEY_ADDRESS_BITS].v.u)
+		return OUT(rej, h, c, "%s reaches only addresses below 2^%u, and %s may hand out memory up to 2^%u (AddressBits, %s)",
+			   c->device, (unsigned int)f[ION_KEY_ADDRESS_BITS].v.u, h->name,
+			   h->address_bits, src_text(&f[ION_KEY_ADDRESS_BITS], where, sizeof(where)));
+	if (f[ION_KEY_CACHE].set && f[ION_KEY_CACHE].v.u == ION_CACHE_UNCACHED &&
+	    !(h->props & ION_HEAP_PROP_UNCACHED))
+		return OUT(rej, h, c, "%s needs uncached CPU mappings, and %s maps cached (Cache, %s)",
+			   c->device, h->name, src_text(&f[ION_KEY_CACHE], where, sizeof(where)));
+	if (f[ION_KEY_CACHE].set && f[ION_KEY_CACHE].v.u == ION_CACHE_CACHED &&
+	    !(h->props & ION_HEAP_PROP_CACHED))
+		return OUT(rej, h, c, "%s needs cached CPU mappings, and %s maps uncached (Cache, %s)",
+			   c->device, h->name, src_text(&f[ION_KEY_CACHE], where, sizeof(where)));
+	if (f[ION_KEY_ALIGNMENT].set && h->alignment < f[ION_KEY_ALIGNMENT].v.u)
+		return OUT(rej, h, c, "%s needs buffers aligned to %llu bytes, and %s aligns to %zu (Alignment, %s)",
+			   c->device, (unsigned long long)f[ION_KEY_ALIGNMENT].v.u, h->name,
+			   h->alignment, src_text(&f[ION_KEY_ALIGNMENT], where, sizeof(where)));
+	if (f[ION_KEY_KERNEL_MAP].set && f[ION_KEY_KERNEL_MAP].v.b &&
+	    !(h->props & ION_HEAP_PROP_KERNEL_MAP))
+		return OUT(rej, h, c, "%s maps buffers in the kernel, and %s buffers cannot be (KernelMap, %s)",
+			   c->device, h->name, src_text(&f[ION_KEY_KERNEL_MAP], where, sizeof(where)));
+	return 0;
+}
+
+/* Whether the request itself rules h out: 0, 1 (said to rej) or -ENOMEM. */
+static int check_request(const struct ion_heap *h, const struct ion_request *req,
+			 const struct ion_heap *named, struct ion_rejections *rej)
+{
+	if (named && h != named)
+		return OUT(rej, h, NULL, "not the heap asked for (%s)", req->heap_name);
+	if (req->heap_mask && (h->id < 0 || !(req->heap_mask & (1U << h->id))))
+		return OUT(rej, h, NULL, "not in the id mask %#x", req->heap_mask);
+	if (h->error)
+		return OUT(rej, h, NULL, "unavailable: %s",
+			   h->reason ? h->reason : strerror(-h->error));
+	if (named)
+		return 0; /* the caller chose it: what it is does not matter */
+	if ((h->props & ION_HEAP_PROP_PROTECTED) && !req->no_cpu_access)
+		return OUT(rej, h, NULL, "protected: the CPU cannot map its buffers");
+	if (wants_cached(req) && !(h->props & ION_HEAP_PROP_CACHED))
+		return OUT(rej, h, NULL, "the request asks for cached CPU mappings, and %s maps uncached",
+			   h->name);
+	return 0;
 }
 
 /* A request by id mask: ION's order, highest id first. */
@@ -132,15 +254,15 @@ static int solve_mask(const struct ion_registry *reg, const struct ion_request *
 		if (chosen)
 			continue;
 		if (h->error)
-			r = reject(rej, h, "unavailable: %s", h->reason ? h->reason : strerror(-h->error));
+			r = reject(rej, h, NULL, "unavailable: %s", h->reason ? h->reason : strerror(-h->error));
 		else if (h->id < 0)
-			r = reject(rej, h, "has no Android id: no mask reaches it");
+			r = reject(rej, h, NULL, "has no Android id: no mask reaches it");
 		else if (req->heap_mask & (1U << h->id))
-			r = reject(rej, h, "id %d is in the mask, but its uncached variant %s serves %s",
+			r = reject(rej, h, NULL, "id %d is in the mask, but its uncached variant %s serves %s",
 				   h->id, h->uncached ? h->uncached->name : "?",
 				   "requests without ION_FLAG_CACHED");
 		else
-			r = reject(rej, h, "id %d is not in the mask %#x", h->id, req->heap_mask);
+			r = reject(rej, h, NULL, "id %d is not in the mask %#x", h->id, req->heap_mask);
 		if (r < 0)
 			return r;
 	}
@@ -152,37 +274,45 @@ int ion_solve(const struct ion_registry *reg, const struct ion_request *req,
 	      struct ion_rejections *rej)
 {
 	const struct ion_heap *named = NULL;
+	bool prefer_uncached = false;
 	unsigned int n = 0;
-	int r = 0;
 
 	if (req->heap_name) {
-		named = named_heap(reg, req->heap_name);
+		named = ion_registry_find_named(reg, req->heap_name);
 		if (!named) {
 			*ret_error = -ENODEV;
 			return 0;
 		}
 	}
-	if (req->heap_mask && !named) {
-		r = solve_mask(reg, req, heaps, rej);
+	if (req->heap_mask && !named && !req->n_constraints) {
+		int r = solve_mask(reg, req, heaps, rej);
+
 		if (r == 0)
 			*ret_error = -ENODEV;
 		return r;
 	}
-	for (unsigned int i = 0; i < reg->n_heaps && r >= 0; i++) {
+	for (size_t k = 0; k < req->n_constraints; k++)
+		prefer_uncached |= req->constraints[k]->prefer_uncached;
+	for (unsigned int i = 0; i < reg->n_heaps; i++) {
 		const struct ion_heap *h = reg->heaps[i];
+		int r = check_request(h, req, named, rej);
+		bool out = r != 0;
 
-		if (named && h != named)
-			r = reject(rej, h, "not the heap asked for (%s)", req->heap_name);
-		else if (req->heap_mask && (h->id < 0 || !(req->heap_mask & (1U << h->id))))
-			r = reject(rej, h, "not in the id mask %#x", req->heap_mask);
-		else if (h->error)
-			r = reject(rej, h, "unavailable: %s", h->reason ? h->reason : strerror(-h->error));
-		else
+		/* Every device's verdict on a heap the request allows, so that
+		 * an explanation names each device that excludes it. */
+		for (size_t k = 0; r == 0 && k < req->n_constraints; k++) {
+			int rc = check_constraint(h, req->constraints[k], rej);
+
+			if (rc < 0)
+				return rc;
+			out |= rc > 0;
+		}
+		if (r < 0)
+			return r;
+		if (!out)
 			heaps[n++] = h;
 	}
-	if (r < 0)
-		return r;
-	sort_candidates(heaps, n);
+	sort_candidates(heaps, n, prefer_uncached);
 	if (n == 0)
 		*ret_error = named && named->error ? named->error : -ENODEV;
 	return (int)n;

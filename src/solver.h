@@ -10,7 +10,23 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "heaps-conf.h"
 #include "registry.h"
+
+/*
+ * What one device needs of a buffer's memory: heaps.d's device keys
+ * (Heaps, Contiguous, Cache, AddressBits, Alignment, KernelMap,
+ * OwnBuffersOnly), each with the source that set it.  Plain data: a
+ * device makes one (device.c), and so does a constraint set that came
+ * from another process.
+ */
+struct ion_constraint {
+	char *device;		/* who needs it, for explanations */
+	char *own_heap;		/* the device's own GEM heap (it always fits), or NULL */
+	bool prefer_uncached;	/* not DMA-coherent: uncached memory first */
+	struct ion_conf_src prefer_uncached_src;
+	struct ion_conf_props props;
+};
 
 /* What every entry point turns its arguments into. */
 struct ion_request {
@@ -19,10 +35,14 @@ struct ion_request {
 	unsigned int heap_mask;	/* compat ids; 0: any */
 	const char *heap_name;	/* name or alias ("cma" too); NULL: any */
 	bool fallback;		/* -ENOMEM passes to the next candidate */
+	bool no_cpu_access;	/* the CPU never maps it: protected heaps fit */
+	const struct ion_constraint *const *constraints; /* AND-ed */
+	size_t n_constraints;
 };
 
 struct ion_rejection {
 	const struct ion_heap *heap;
+	const struct ion_constraint *by; /* the device that excluded it, or NULL */
 	char *reason;		/* malloc'ed */
 };
 

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "util.h"
 
@@ -93,4 +95,66 @@ size_t ion_page_size(void)
 {
 	/* glibc answers from the auxiliary vector: no syscall, no cache. */
 	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+int ion_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
+{
+	_cleanup_close_ int fd = -1;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0, size;
+	struct stat st;
+
+	/* O_NONBLOCK: a FIFO in place of a file must not hang discovery. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return neg_errno();
+	if (fstat(fd, &st) < 0)
+		return neg_errno();
+	if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)) {
+		/* /dev/null: a masking symlink reads as an empty file. */
+		size = 0;
+	} else if (S_ISDIR(st.st_mode)) {
+		return -EISDIR;
+	} else if (!S_ISREG(st.st_mode)) {
+		return -EBADFD;
+	} else if ((uint64_t)st.st_size > max) {
+		return -EFBIG;
+	} else {
+		/* sysfs says 4096 whatever it holds: the size is a hint. */
+		size = (size_t)st.st_size < 4096 ? 4096 : (size_t)st.st_size + 1;
+		if (size > max + 1)
+			size = max + 1;
+	}
+	buf = malloc(size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (size) {
+		ssize_t r;
+
+		if (len == size) {
+			char *nbuf;
+
+			if (len > max)
+				return -EFBIG;
+			size = size > (max + 1) / 2 ? max + 1 : 2 * size;
+			nbuf = realloc(buf, size + 1);
+			if (!nbuf)
+				return -ENOMEM;
+			buf = nbuf;
+		}
+		r = read(fd, buf + len, size - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return neg_errno();
+		if (r == 0)
+			break;
+		len += (size_t)r;
+	}
+	if (len > max)
+		return -EFBIG;
+	buf[len] = '\0';
+	*ret_text = steal_ptr(&buf);
+	*ret_len = len;
+	return 0;
 }

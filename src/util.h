@@ -67,4 +67,12 @@ bool ion_fd_is_memfd(int fd);
 
 size_t ion_page_size(void);
 
+/*
+ * Reads a whole file of at most max bytes without ever blocking: a FIFO
+ * or device in its place is -EBADFD (-EISDIR for a folder), never a hang;
+ * /dev/null reads as empty (a masking symlink).  The text is
+ * NUL-terminated; 0, or a negative errno (-EFBIG past max).
+ */
+int ion_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len);
+
 #endif

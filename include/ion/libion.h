@@ -81,6 +81,7 @@ int ion_fd_get_size(int buf_fd, size_t *ret_size);
 
 struct ion_ctx;
 struct ion_heap;
+struct ion_device;
 struct ion_alloc_config;
 struct ion_solution;
 
@@ -100,6 +101,33 @@ struct ion_ctx *ion_ctx_ref(struct ion_ctx *ctx);
 /* Drops a reference; the last one frees the context and its heaps.
  * Returns NULL.  Since: 1.0 */
 struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx);
+
+/*
+ * ion_ctx_set_heaps_path: the heaps.d folders (or files) to read,
+ * ':'-separated, highest priority first, instead of the defaults:
+ * $sysconfdir/libion/heaps.d then $datadir/libion/heaps.d under the
+ * sysroot, or ION_HEAPS_PATH where set (read with secure_getenv()).
+ * Paths given here or in ION_HEAPS_PATH are taken as they are, not under
+ * the sysroot.  "" reads no file at all; NULL restores the defaults.
+ *
+ * Errors: -EINVAL; -EBUSY once discovery has run; -ENOMEM.  Since: 1.0
+ */
+int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path);
+
+/*
+ * What heaps.d gave discovery: the [Board] sections that matched this
+ * machine (name, and "file:line" of the section), the files read in the
+ * order they were read, and how many problems the files had (each was
+ * logged as "file:line: message" at LOG_ERR; a broken section is skipped
+ * and the rest stands).  Counts are negative errnos on failure, from
+ * discovery.  Strings live as long as the context.  Since: 1.0
+ */
+int ion_ctx_get_board_count(struct ion_ctx *ctx);
+int ion_ctx_get_board(struct ion_ctx *ctx, unsigned int index,
+		      const char **ret_name, const char **ret_source);
+int ion_ctx_get_config_file_count(struct ion_ctx *ctx);
+const char *ion_ctx_get_config_file(struct ion_ctx *ctx, unsigned int index);
+int ion_ctx_get_config_error_count(struct ion_ctx *ctx);
 
 /*
  * Logging.  Priorities are syslog's: LOG_ERR 3 ... LOG_DEBUG 7; messages
@@ -143,6 +171,10 @@ int ion_ctx_sync_for_device(struct ion_ctx *ctx, int buf_fd);
 #define ION_HEAP_PROP_CPU_ONLY (1U << 3)   /* not a dma-buf: no device sees it */
 /* The kernel's ION speaks its pre-4.12 handle ABI for this heap. */
 #define ION_HEAP_PROP_ION_LEGACY (1U << 4)
+/* An importing driver can map its buffers in the kernel (dma_buf_vmap). */
+#define ION_HEAP_PROP_KERNEL_MAP (1U << 5)
+/* No CPU access at all (a protected heap): buffers cannot be mapped. */
+#define ION_HEAP_PROP_PROTECTED (1U << 6)
 
 /*
  * ion_ctx_get_heap_count: how many heaps discovery found, available or
@@ -192,6 +224,85 @@ unsigned int ion_heap_get_properties(const struct ion_heap *heap);
 int ion_heap_get_error(const struct ion_heap *heap);
 /* ... and why, in words (NULL when available). */
 const char *ion_heap_get_reason(const struct ion_heap *heap);
+/* Every buffer of the heap lies below 2^bits (the end of memory unless a
+ * board file says less); 0 for NULL. */
+unsigned int ion_heap_get_address_bits(const struct ion_heap *heap);
+/*
+ * What board files said of the heap, one key at a time: its heaps.d key
+ * ("Contiguous"), the value as a file would write it ("yes") and where
+ * ("50-rpi4.conf:12").  Strings live as long as the heap.
+ * Errors: -EINVAL; -ENOENT past the last.  Since: 1.0
+ */
+int ion_heap_get_attribute_count(const struct ion_heap *heap);
+int ion_heap_get_attribute(const struct ion_heap *heap, unsigned int index,
+			   const char **ret_key, const char **ret_value,
+			   const char **ret_source);
+
+/* ------------------------------------------------------------------ */
+/* Devices                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A device is an immutable description of what one device needs of a
+ * buffer's memory: its constraint.  It is read once, when the object is
+ * made (sysfs, the udev database where libion was built with libudev and
+ * the root is the real one, heaps.d), never on the allocation path.  The
+ * constraint's keys are heaps.d's device keys (Heaps, Contiguous,
+ * AddressBits, Cache, Alignment, KernelMap, OwnBuffersOnly), each taken
+ * from the first of these sources that sets it: a sysfs attribute the
+ * board names (CookieAttribute), udev properties (ION_HEAPS,
+ * ION_CONTIGUOUS, ...), heaps.d [Device] sections, and facts derived from
+ * sysfs (behind an IOMMU: scattered memory is fine; a device-tree DMA
+ * master outside any IOMMU: contiguous; a PCI DMA mask narrower than
+ * memory: AddressBits).  Derived facts are left out for a device that a
+ * source gives a Heaps list.  A DRM device's own GEM heap always fits it.
+ *
+ * ion_ctx_get_device: spec is a /dev node ("/dev/video0"), a sysfs path
+ * ("/sys/class/drm/card1", "/sys/devices/platform/vivid.0"), a device's
+ * name ("card1") or a heaps.d [Device] section's name.  Returns a
+ * reference, which also keeps the context alive.
+ *
+ * Errors: -EINVAL; -ENODEV when there is no such device (the message at
+ * LOG_DEBUG names the path); -ENOMEM; discovery's.
+ * Threads: any.  Since: 1.0
+ */
+int ion_ctx_get_device(struct ion_ctx *ctx, const char *spec,
+		       struct ion_device **ret_device);
+/* The devices discovery read (DRM cards, video4linux, accel), in order;
+ * ion_ctx_get_device_at() returns a reference.  Since: 1.0 */
+int ion_ctx_get_device_count(struct ion_ctx *ctx);
+int ion_ctx_get_device_at(struct ion_ctx *ctx, unsigned int index,
+			  struct ion_device **ret_device);
+/* Since: 1.0 */
+struct ion_device *ion_device_ref(struct ion_device *device);
+struct ion_device *ion_device_unref(struct ion_device *device);
+/* "card1", "video0", or the heaps.d name it was made from. */
+const char *ion_device_get_name(const struct ion_device *device);
+/* "/dev/dri/card1", or NULL. */
+const char *ion_device_get_devnode(const struct ion_device *device);
+/* "/sys/devices/platform/vkms/drm/card1" (without the sysroot), or NULL. */
+const char *ion_device_get_syspath(const struct ion_device *device);
+/* "drm", "video4linux", ..., or NULL. */
+const char *ion_device_get_subsystem(const struct ion_device *device);
+/* The DRM driver's name for a DRM device, else its kernel driver's. */
+const char *ion_device_get_driver(const struct ion_device *device);
+/*
+ * The constraint, one key at a time: the heaps.d key, the value as a file
+ * would write it, and its source ("50-qemu.conf:12", "udev property
+ * ION_HEAPS of /sys/...", "derived: /sys/.../iommu_group: ...").  Besides
+ * the device keys, "OwnHeap" names the device's own GEM heap.
+ * Errors: -EINVAL; -ENOENT past the last.  Since: 1.0
+ */
+int ion_device_get_constraint_count(const struct ion_device *device);
+int ion_device_get_constraint(const struct ion_device *device, unsigned int index,
+			      const char **ret_key, const char **ret_value,
+			      const char **ret_source);
+/* What discovery read of the device, used or not ("iommu", "dma_mask_bits",
+ * "dma-coherent"), with the sysfs path it came from.  Since: 1.0 */
+int ion_device_get_fact_count(const struct ion_device *device);
+int ion_device_get_fact(const struct ion_device *device, unsigned int index,
+			const char **ret_key, const char **ret_value,
+			const char **ret_source);
 
 /* ------------------------------------------------------------------ */
 /* Allocation requests                                                 */
@@ -253,6 +364,19 @@ int ion_alloc_config_set_flags(struct ion_alloc_config *config,
  * Since: 1.0
  */
 int ion_alloc_config_set_fallback(struct ion_alloc_config *config, int fallback);
+/*
+ * A device that will touch the buffer: the solution keeps only heaps
+ * that satisfy every device added (their constraints are AND-ed).  The
+ * config takes a reference.  Adding a device twice is a no-op.
+ * Errors: -EINVAL; -ENOMEM.  Since: 1.0
+ */
+int ion_alloc_config_add_device(struct ion_alloc_config *config,
+				struct ion_device *device);
+/*
+ * Whether the CPU will map the buffer (the default: yes).  Only a buffer
+ * the CPU never maps may come from a protected heap.  Since: 1.0
+ */
+int ion_alloc_config_set_cpu_access(struct ion_alloc_config *config, int cpu_access);
 
 /*
  * ion_ctx_solve: the heaps that can serve the request, best first, and
@@ -279,13 +403,18 @@ const struct ion_heap *ion_solution_get_heap(const struct ion_solution *solution
 /* How many heaps were left out.  Since: 1.0 */
 int ion_solution_get_rejection_count(const struct ion_solution *solution);
 /*
- * The index-th heap left out and why, in words ("not in the id mask",
- * "unavailable: open /dev/dma_heap/system: Permission denied").
+ * The index-th rejection: a heap, the device that excluded it (NULL when
+ * the request itself did: "not in the id mask", "unavailable: ..."), and
+ * why in words, naming the constraint and its source ("video0 needs
+ * physically contiguous memory, and system is scattered (Contiguous,
+ * 50-qemu.conf:14)").  A heap several devices exclude appears once per
+ * device.  Strings live as long as the solution.
  * Errors: -EINVAL; -ENOENT past the end.  Since: 1.0
  */
 int ion_solution_get_rejection(const struct ion_solution *solution,
 			       unsigned int index,
 			       const struct ion_heap **ret_heap,
+			       const struct ion_device **ret_device,
 			       const char **ret_reason);
 /*
  * ion_solution_alloc: allocates from the solution's heaps, best first,

@@ -289,7 +289,7 @@ static void test_device_keys(void **state)
 	assert_int_equal(f[ION_KEY_OWN_BUFFERS_ONLY].src.line, 15);
 	assert_int_equal(f[ION_KEY_POOL].v.pool.n, 1);
 	/* Match keys pick devices; they are not properties. */
-	for (int k = ION_KEY_MATCH_SYSFS_PATH; k <= ION_KEY_MATCH_V4L2_CARD; k++)
+	for (int k = ION_KEY_MATCH_SYSFS_PATH; k <= ION_KEY_MATCH_NAME; k++)
 		assert_false(f[k].set);
 	ion_conf_props_clear(&props);
 	ion_conf_free(conf);
@@ -1170,6 +1170,7 @@ static const struct ion_device_facts vivid = {
 	.driver = "vivid",
 	.of_compatible = vivid_of,
 	.v4l2_card = "vivid",
+	.name = "vivid-000-vid-cap",
 	.udev_properties = vivid_udev,
 };
 static const struct ion_device_facts vc4 = {
@@ -1188,6 +1189,8 @@ static const char device_conf[] =
 	"[Device udev]\nMatchUdevProperty = ID_PATH=platform-*\nHeaps += udev\n"
 	"[Device drm]\nMatchDRMDriver = vc4\nHeaps += drm\n"
 	"[Device card]\nMatchV4L2Card = vivid\nHeaps += card\n"
+	"[Device label]\nMatchName = vivid-000-*\nHeaps += label\n"
+	"[Device other-label]\nMatchName = vivid-001-*\nHeaps += other-label\n"
 	"[Device and-fails]\nMatchDriver = vivid\nMatchSubsystem = drm\nHeaps += and-fails\n"
 	"[Device or]\nMatchDriver = nope\nMatchDriver = vivid\nHeaps += or\n"
 	"[Device udev-key-exact]\nMatchUdevProperty = ID_PAT=platform-*\nHeaps += udev-key-exact\n"
@@ -1232,11 +1235,11 @@ static void test_device_matching(void **state)
 	conf = load(st, device_conf, NULL);
 	EXPECT_NO_ERRORS(st);
 	assert_device(st, conf, &vivid,
-		      "path parent-path subsystem bus driver of udev card or",
-		      "path parent-path subsystem bus driver of udev card or card");
+		      "path parent-path subsystem bus driver of udev card label or",
+		      "path parent-path subsystem bus driver of udev card label or card");
 	assert_device(st, conf, &vc4, "drm", "drm");
 	assert_device(st, conf, &(struct ion_device_facts){ 0 }, "", "");
-	assert_int_equal(ion_conf_apply_device(conf, &vivid, &props, NULL), 10);
+	assert_int_equal(ion_conf_apply_device(conf, &vivid, &props, NULL), 11);
 	/* The two [Device card] sections fold in order. */
 	assert_true(props.f[ION_KEY_CONTIGUOUS].set);
 	assert_false(props.f[ION_KEY_CONTIGUOUS].v.b);
@@ -1248,11 +1251,11 @@ static void test_device_matching(void **state)
 	ion_conf_props_clear(&props);
 	assert_int_equal(ion_conf_apply_device_name(conf, "card", &props), 2);
 	assert_false(props.f[ION_KEY_CONTIGUOUS].v.b);
-	assert_int_equal(props.f[ION_KEY_CONTIGUOUS].src.line, 51);
+	assert_int_equal(props.f[ION_KEY_CONTIGUOUS].src.line, 57);
 	/* No such name: -ENOENT, props as they were. */
 	assert_int_equal(ion_conf_apply_device_name(conf, "missing", &props), -ENOENT);
 	assert_true(props.f[ION_KEY_CONTIGUOUS].set);
-	assert_int_equal(props.f[ION_KEY_CONTIGUOUS].src.line, 51);
+	assert_int_equal(props.f[ION_KEY_CONTIGUOUS].src.line, 57);
 	ion_conf_props_clear(&props);
 	assert_int_equal(ion_conf_apply_device(conf, NULL, &props, NULL), -EINVAL);
 	ion_conf_free(conf);

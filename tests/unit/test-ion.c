@@ -219,7 +219,8 @@ static void test_legacy_heaps_probed(void **state)
 		assert_int_equal(ion_heap_get_type(h), want[i].type);
 		assert_int_equal(ion_heap_get_properties(h),
 				 want[i].props | ION_HEAP_PROP_CACHED |
-					 ION_HEAP_PROP_UNCACHED | ION_HEAP_PROP_ION_LEGACY);
+					 ION_HEAP_PROP_UNCACHED | ION_HEAP_PROP_ION_LEGACY |
+					 ION_HEAP_PROP_KERNEL_MAP);
 	}
 	/* The context keeps /dev/ion open: close-on-exec, like every fd it opens. */
 	fd_table_assert_new_cloexec(&fds);

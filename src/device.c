@@ -1,0 +1,1007 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Devices and their constraints.  A device object is made once, from a
+ * /dev node, a sysfs path or a heaps.d name; it reads what sysfs and the
+ * udev database say of the device then, and never again.
+ *
+ * Its constraint comes from, in this order of precedence, key by key:
+ *  1. a sysfs attribute that the board names (CookieAttribute): the
+ *     2013 proposal's "heap cookie", which a vendor kernel can export;
+ *  2. udev properties (ION_HEAPS, ION_CONTIGUOUS, ...) set by rules or
+ *     hwdb;
+ *  3. heaps.d [Device] sections that match the device;
+ *  4. facts derived from sysfs, only for a device no source above gives
+ *     a Heaps list: behind an IOMMU, scattered memory is fine; a
+ *     device-tree DMA master outside any IOMMU needs contiguous memory;
+ *     a DMA mask narrower than the machine's memory needs a heap whose
+ *     addresses fit.
+ * A DRM device's own dumb-buffer heap fits it whatever the rest says.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "config.h"
+
+#if HAVE_LIBUDEV
+#include <libudev.h>
+#endif
+
+#include <ion/ion.h>
+
+#include "device.h"
+#include "registry.h"
+#include "sysfs.h"
+#include "uapi/videodev2.h"
+
+/* The device keys, in the order the tools show them. */
+static const enum ion_conf_key device_keys[] = {
+	ION_KEY_HEAPS, ION_KEY_CONTIGUOUS, ION_KEY_ADDRESS_BITS, ION_KEY_CACHE,
+	ION_KEY_ALIGNMENT, ION_KEY_KERNEL_MAP, ION_KEY_OWN_BUFFERS_ONLY,
+	ION_KEY_POOL,
+};
+#define N_DEVICE_KEYS (sizeof(device_keys) / sizeof(device_keys[0]))
+
+/* A string the device owns, for a constraint's source to point at. */
+__attribute__((format(printf, 2, 3)))
+static const char *own_string(struct ion_device *dev, const char *format, ...)
+{
+	size_t n = 0;
+	char **grown, *s;
+	va_list args;
+	int r;
+
+	va_start(args, format);
+	r = vasprintf(&s, format, args);
+	va_end(args);
+	if (r < 0)
+		return NULL;
+	while (dev->strings && dev->strings[n])
+		n++;
+	grown = realloc(dev->strings, (n + 2) * sizeof(*grown));
+	if (!grown) {
+		free(s);
+		return NULL;
+	}
+	grown[n] = s;
+	grown[n + 1] = NULL;
+	dev->strings = grown;
+	return s;
+}
+
+static void device_free(struct ion_device *dev)
+{
+	free(dev->name);
+	free(dev->devnode);
+	free(dev->syspath);
+	free(dev->parent);
+	free(dev->subsystem);
+	free(dev->bus);
+	free(dev->driver);
+	free(dev->label);
+	free(dev->drm_driver);
+	free(dev->v4l2_card);
+	ion_strv_free(dev->of_compatible);
+	ion_strv_free(dev->udev_properties);
+	ion_strv_free(dev->sections);
+	free(dev->constraint.own_heap);
+	ion_conf_props_clear(&dev->constraint.props);
+	ion_attrs_clear(&dev->facts);
+	ion_attrs_clear(&dev->view);
+	ion_strv_free(dev->strings);
+	free(dev);
+}
+
+void ion_device_release(struct ion_device *dev)
+{
+	if (dev && atomic_fetch_sub_explicit(&dev->refcount, 1, memory_order_acq_rel) == 1)
+		device_free(dev);
+}
+
+/* ---- reading sysfs ---- */
+
+/* The real path of sysroot + path, without the sysroot; NULL if none. */
+static char *canonical(struct ion_ctx *ctx, const char *path, int *ret_error)
+{
+	_cleanup_free_ char *full = ion_ctx_path(ctx, path), *real = NULL;
+	char *p;
+
+	*ret_error = -ENOMEM;
+	if (!full)
+		return NULL;
+	real = realpath(full, NULL);
+	p = real ? ion_ctx_unroot(ctx, real) : NULL;
+	if (!p)
+		*ret_error = errno == ENOMEM ? -ENOMEM : -ENODEV;
+	return p;
+}
+
+/* sysroot + syspath + "/" + name, for the sysfs helpers. */
+static char *in_root(struct ion_ctx *ctx, const char *syspath)
+{
+	return ion_ctx_path(ctx, syspath);
+}
+
+static int read_uevent(struct ion_ctx *ctx, struct ion_device *dev)
+{
+	_cleanup_free_ char *dir = in_root(ctx, dev->syspath), *text = NULL;
+	unsigned int major = 0, minor = 0;
+	bool has_major = false, has_minor = false;
+	char *save = NULL;
+	int r;
+
+	if (!dir)
+		return -ENOMEM;
+	r = ion_sysfs_read_at(dir, "uevent", &text);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return 0;
+	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		uint64_t v;
+
+		if (strncmp(line, "DEVNAME=", 8) == 0 && line[8] && !dev->devnode) {
+			if (asprintf(&dev->devnode, "/dev/%s", line + 8) < 0) {
+				dev->devnode = NULL;
+				return -ENOMEM;
+			}
+		} else if (strncmp(line, "MAJOR=", 6) == 0 && ion_parse_u64(line + 6, 10, &v) == 0 &&
+			   v <= UINT_MAX) {
+			major = (unsigned int)v;
+			has_major = true;
+		} else if (strncmp(line, "MINOR=", 6) == 0 && ion_parse_u64(line + 6, 10, &v) == 0 &&
+			   v <= UINT_MAX) {
+			minor = (unsigned int)v;
+			has_minor = true;
+		}
+	}
+	if (has_major && has_minor) {
+		dev->devnum = makedev(major, minor);
+		dev->has_devnum = true;
+	}
+	return 0;
+}
+
+/* Reads an optional attribute; -ENOMEM is the only error that counts. */
+static int optional(int r)
+{
+	return r == -ENOMEM ? r : 0;
+}
+
+static int read_v4l2_card(struct ion_ctx *ctx, struct ion_device *dev)
+{
+	_cleanup_free_ char *node = NULL;
+	_cleanup_close_ int fd = -1;
+	struct v4l2_capability cap;
+	struct stat st;
+
+	if (!dev->devnode || !dev->has_devnum)
+		return 0;
+	node = ion_ctx_path(ctx, dev->devnode);
+	if (!node)
+		return -ENOMEM;
+	/* Only the very node sysfs speaks of: never open a FIFO or a file. */
+	if (stat(node, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != dev->devnum)
+		return 0;
+	fd = open(node, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || ion_ioctl_retry(fd, VIDIOC_QUERYCAP, &cap) < 0)
+		return 0;
+	cap.card[sizeof(cap.card) - 1] = '\0';
+	dev->v4l2_card = strdup((const char *)cap.card);
+	return dev->v4l2_card ? 0 : -ENOMEM;
+}
+
+#if HAVE_LIBUDEV
+static int copy_udev_properties(struct udev_device *ud, char ***ret)
+{
+	struct udev_list_entry *first = udev_device_get_properties_list_entry(ud), *e;
+	size_t n = 0;
+	char **props;
+
+	udev_list_entry_foreach(e, first)
+		n++;
+	props = calloc(n + 1, sizeof(*props));
+	if (!props)
+		return -ENOMEM;
+	n = 0;
+	udev_list_entry_foreach(e, first) {
+		const char *value = udev_list_entry_get_value(e);
+
+		if (asprintf(&props[n], "%s=%s", udev_list_entry_get_name(e),
+			     value ? value : "") < 0) {
+			props[n] = NULL;
+			ion_strv_free(props);
+			return -ENOMEM;
+		}
+		n++;
+	}
+	*ret = props;
+	return 0;
+}
+
+/* What the udev database says of the device.  Only on the real root:
+ * libudev cannot be pointed at a sysroot. */
+static int read_udev(struct ion_ctx *ctx, struct ion_device *dev)
+{
+	struct udev *udev;
+	struct udev_device *ud;
+	int r = 0;
+
+	if (ctx->sysroot[0])
+		return 0;
+	udev = udev_new();
+	if (!udev)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	ud = udev_device_new_from_syspath(udev, dev->syspath);
+	if (ud) {
+		r = copy_udev_properties(ud, &dev->udev_properties);
+		udev_device_unref(ud);
+	}
+	udev_unref(udev);
+	return r;
+}
+#else
+static int read_udev(struct ion_ctx *ctx, struct ion_device *dev)
+{
+	(void)ctx;
+	(void)dev;
+	return 0;
+}
+#endif
+
+/* The GEM heap of the DRM device at parent, if discovery found one. */
+static const struct ion_heap *own_gem_heap(const struct ion_registry *reg,
+					   const char *parent)
+{
+	for (unsigned int i = 0; parent && i < reg->n_heaps; i++) {
+		const struct ion_heap *h = reg->heaps[i];
+
+		if (h->sysfs_device && strcmp(h->sysfs_device, parent) == 0)
+			return h;
+	}
+	return NULL;
+}
+
+static int read_facts(struct ion_ctx *ctx, const struct ion_registry *reg,
+		      struct ion_device *dev)
+{
+	_cleanup_free_ char *dir = in_root(ctx, dev->syspath);
+	_cleanup_free_ char *pdir = NULL, *of_dir = NULL, *compat = NULL;
+	size_t len = 0;
+	int r, error;
+
+	if (!dir)
+		return -ENOMEM;
+	r = optional(ion_sysfs_link_name(dir, "subsystem", &dev->subsystem));
+	if (r == 0)
+		r = optional(ion_sysfs_read_at(dir, "name", &dev->label));
+	if (r == 0)
+		r = read_uevent(ctx, dev);
+	if (r < 0)
+		return r;
+	/* A class device names its bus device with a "device" link; a bus
+	 * device given by its path is its own parent. */
+	if (ion_sysfs_exists(dir, "device")) {
+		_cleanup_free_ char *link = NULL;
+
+		if (asprintf(&link, "%s/device", dev->syspath) < 0)
+			return -ENOMEM;
+		dev->parent = canonical(ctx, link, &error);
+		if (!dev->parent && error == -ENOMEM)
+			return error;
+	} else if (!(dev->parent = strdup(dev->syspath))) {
+		return -ENOMEM;
+	}
+	if (dev->parent) {
+		pdir = in_root(ctx, dev->parent);
+		if (!pdir)
+			return -ENOMEM;
+		r = optional(ion_sysfs_link_name(pdir, "subsystem", &dev->bus));
+		if (r == 0)
+			r = optional(ion_sysfs_link_name(pdir, "driver", &dev->driver));
+		if (r < 0)
+			return r;
+		if (asprintf(&of_dir, "%s/of_node/compatible", pdir) < 0)
+			return -ENOMEM;
+		/* A NUL-separated list, hence the length. */
+		r = ion_sysfs_read(of_dir, &compat, &len);
+		if (r == -ENOMEM)
+			return r;
+		if (r == 0 && !(dev->of_compatible = ion_split_nul_list(compat, len)))
+			return -ENOMEM;
+	}
+	if (dev->subsystem && strcmp(dev->subsystem, "drm") == 0) {
+		const struct ion_heap *own = own_gem_heap(reg, dev->parent);
+
+		/* DRM_IOCTL_VERSION's name, which GEM discovery asked. */
+		if (own && !(dev->drm_driver = strdup(own->kernel_name)))
+			return -ENOMEM;
+		if (!own && dev->driver && !(dev->drm_driver = strdup(dev->driver)))
+			return -ENOMEM;
+	}
+	if (dev->subsystem && strcmp(dev->subsystem, "video4linux") == 0) {
+		r = read_v4l2_card(ctx, dev);
+		if (r < 0)
+			return r;
+	}
+	return read_udev(ctx, dev);
+}
+
+/* ---- the constraint ---- */
+
+static void log_conf_error(void *userdata, const char *file, unsigned int line,
+			   const char *message)
+{
+	struct ion_ctx *ctx = userdata;
+
+	if (line)
+		ion_err(ctx, "%s:%u: %s", file, line, message);
+	else
+		ion_err(ctx, "%s: %s", file, message);
+}
+
+static int from_cookie(struct ion_ctx *ctx, const struct ion_registry *reg,
+		       struct ion_device *dev, struct ion_conf_props *props)
+{
+	const char *attr = reg->conf ? ion_conf_cookie_attribute(reg->conf, NULL) : NULL;
+	const char *dirs[] = { dev->syspath, dev->parent };
+
+	for (size_t i = 0; attr && i < 2; i++) {
+		_cleanup_free_ char *path = NULL, *full = NULL, *text = NULL;
+		const char *shown;
+		int r;
+
+		if (!dirs[i] || (i == 1 && strcmp(dirs[0], dirs[1]) == 0))
+			continue;
+		if (asprintf(&path, "%s/%s", dirs[i], attr) < 0)
+			return -ENOMEM;
+		full = ion_ctx_path(ctx, path);
+		if (!full)
+			return -ENOMEM;
+		r = ion_sysfs_read(full, &text, NULL);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			continue;
+		shown = own_string(dev, "%s", path);
+		if (!shown)
+			return -ENOMEM;
+		r = ion_conf_parse_cookie(shown, text, log_conf_error, ctx, props);
+		return r == -ENOMEM ? r : 0;
+	}
+	return 0;
+}
+
+static int from_udev(struct ion_ctx *ctx, struct ion_device *dev,
+		     struct ion_conf_props *props)
+{
+	for (char **p = dev->udev_properties; p && *p; p++) {
+		_cleanup_free_ char *name = strndup(*p, strcspn(*p, "="));
+		const char *message, *src;
+		int key, r;
+
+		if (!name)
+			return -ENOMEM;
+		key = ion_conf_key_from_udev(name);
+		if (key < 0)
+			continue;
+		src = own_string(dev, "udev property %s of %s", name, dev->syspath);
+		if (!src)
+			return -ENOMEM;
+		r = ion_conf_field_parse((enum ion_conf_key)key, *p + strlen(name) + 1,
+					 (struct ion_conf_src){ src, 0 }, &props->f[key], &message);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			ion_err(ctx, "%s: %s (ignored)", src, message);
+	}
+	return 0;
+}
+
+static int from_conf(const struct ion_registry *reg, struct ion_device *dev,
+		     struct ion_conf_props *props)
+{
+	const struct ion_device_facts facts = {
+		.syspath = dev->syspath,
+		.parent_syspath = dev->parent,
+		.subsystem = dev->subsystem,
+		.bus = dev->bus,
+		.driver = dev->driver,
+		.of_compatible = (const char *const *)dev->of_compatible,
+		.drm_driver = dev->drm_driver,
+		.v4l2_card = dev->v4l2_card,
+		.name = dev->label,
+		.udev_properties = (const char *const *)dev->udev_properties,
+	};
+	char **names = NULL;
+	int r;
+
+	if (!reg->conf)
+		return 0;
+	r = ion_conf_apply_device(reg->conf, &facts, props, &names);
+	if (r < 0)
+		return r;
+	/* One block from the parser: copied, so that sections is a strv. */
+	dev->sections = calloc((size_t)r + 1, sizeof(char *));
+	for (int i = 0; dev->sections && i < r; i++)
+		if (!(dev->sections[i] = strdup(names[i]))) {
+			ion_strv_free(steal_ptr(&dev->sections));
+			break;
+		}
+	free(names);
+	return dev->sections ? 0 : -ENOMEM;
+}
+
+static int set_derived(struct ion_device *dev, struct ion_conf_props *props,
+		       enum ion_conf_key key, uint64_t value, const char *src)
+{
+	struct ion_conf_field *f = &props->f[key];
+
+	if (!src)
+		return -ENOMEM;
+	f->set = true;
+	f->src = (struct ion_conf_src){ src, 0 };
+	if (key == ION_KEY_ADDRESS_BITS)
+		f->v.u = value;
+	else
+		f->v.b = value != 0;
+	(void)dev;
+	return 0;
+}
+
+/* The nearest directory from dir up that has an iommu_group, or NULL. */
+static char *iommu_group_of(struct ion_ctx *ctx, const char *dir, int *ret_error)
+{
+	_cleanup_free_ char *path = strdup(dir);
+	char *slash;
+
+	*ret_error = -ENOMEM;
+	if (!path)
+		return NULL;
+	*ret_error = 0;
+	while ((slash = strrchr(path, '/')) && strcmp(path, "/sys/devices") != 0 && slash != path) {
+		_cleanup_free_ char *full = ion_ctx_path(ctx, path);
+
+		if (!full) {
+			*ret_error = -ENOMEM;
+			return NULL;
+		}
+		if (ion_sysfs_exists(full, "iommu_group"))
+			return steal_ptr(&path);
+		*slash = '\0';
+	}
+	return NULL;
+}
+
+static int derive(struct ion_ctx *ctx, const struct ion_registry *reg,
+		  struct ion_device *dev, struct ion_conf_props *props)
+{
+	_cleanup_free_ char *group = NULL, *pdir = NULL;
+	uint64_t bits;
+	bool of_node, coherent;
+	int r;
+
+	if (!dev->parent)
+		return 0;
+	group = iommu_group_of(ctx, dev->parent, &r);
+	if (r < 0)
+		return r;
+	pdir = in_root(ctx, dev->parent);
+	if (!pdir)
+		return -ENOMEM;
+	of_node = ion_sysfs_exists(pdir, "of_node");
+	if (group) {
+		r = ion_attrs_add(&dev->facts, "iommu", "behind an IOMMU", "%s/iommu_group", group);
+		if (r == 0)
+			r = set_derived(dev, props, ION_KEY_CONTIGUOUS, 0,
+					own_string(dev, "derived: %s/iommu_group: behind an IOMMU, scattered memory is fine",
+						   group));
+		if (r < 0)
+			return r;
+	} else if (of_node) {
+		r = ion_attrs_add(&dev->facts, "iommu", "none: a device-tree DMA master sees physical addresses",
+				  "%s/of_node", dev->parent);
+		if (r == 0)
+			r = set_derived(dev, props, ION_KEY_CONTIGUOUS, 1,
+					own_string(dev, "derived: %s/of_node, no iommu_group: a device-tree DMA master outside any IOMMU",
+						   dev->parent));
+		if (r < 0)
+			return r;
+	}
+	/* PCI says how many address bits the device drives. */
+	if (ion_sysfs_read_u64(pdir, "dma_mask_bits", &bits) == 0 && bits > 0 && bits < 64) {
+		char value[16];
+
+		snprintf(value, sizeof(value), "%u", (unsigned int)bits);
+		r = ion_attrs_add(&dev->facts, "dma_mask_bits", value, "%s/dma_mask_bits", dev->parent);
+		if (r == 0 && !group && bits < reg->ram_bits)
+			r = set_derived(dev, props, ION_KEY_ADDRESS_BITS, bits,
+					own_string(dev, "derived: %s/dma_mask_bits is %u, and memory reaches 2^%u",
+						   dev->parent, (unsigned int)bits, reg->ram_bits));
+		if (r < 0)
+			return r;
+	}
+	if (of_node) {
+		_cleanup_free_ char *of_dir = NULL;
+
+		if (asprintf(&of_dir, "%s/of_node", pdir) < 0)
+			return -ENOMEM;
+		coherent = ion_sysfs_exists(of_dir, "dma-coherent");
+		r = ion_attrs_add(&dev->facts, "dma-coherent", coherent ? "yes" : "no",
+				  "%s/of_node/dma-coherent", dev->parent);
+		if (r < 0)
+			return r;
+		if (!coherent) {
+			dev->constraint.prefer_uncached = true;
+			dev->constraint.prefer_uncached_src = (struct ion_conf_src){
+				own_string(dev, "derived: %s/of_node has no dma-coherent", dev->parent), 0
+			};
+			if (!dev->constraint.prefer_uncached_src.file)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Moves the set fields of from into to where to has none. */
+static void fill_unset(struct ion_conf_props *to, struct ion_conf_props *from)
+{
+	for (size_t i = 0; i < N_DEVICE_KEYS; i++) {
+		enum ion_conf_key k = device_keys[i];
+
+		if (!to->f[k].set && from->f[k].set) {
+			to->f[k] = from->f[k];
+			memset(&from->f[k], 0, sizeof(from->f[k]));
+		}
+	}
+}
+
+static int build_view(struct ion_device *dev)
+{
+	const struct ion_constraint *c = &dev->constraint;
+	int r = 0;
+
+	for (size_t i = 0; i < N_DEVICE_KEYS && r == 0; i++) {
+		const struct ion_conf_field *f = &c->props.f[device_keys[i]];
+		_cleanup_free_ char *value = NULL;
+
+		if (!f->set)
+			continue;
+		value = ion_conf_field_format(device_keys[i], f);
+		if (!value)
+			return -ENOMEM;
+		if (f->src.line)
+			r = ion_attrs_add(&dev->view, ion_conf_key_name(device_keys[i]), value,
+					  "%s:%u", f->src.file, f->src.line);
+		else
+			r = ion_attrs_add(&dev->view, ion_conf_key_name(device_keys[i]), value,
+					  "%s", f->src.file ? f->src.file : "?");
+	}
+	if (r == 0 && c->own_heap)
+		r = ion_attrs_add(&dev->view, "OwnHeap", c->own_heap,
+				  "derived: a DRM device's own dumb buffers always fit it");
+	if (r == 0 && c->prefer_uncached)
+		r = ion_attrs_add(&dev->view, "PreferUncached", "yes", "%s",
+				  c->prefer_uncached_src.file);
+	return r;
+}
+
+static int build_constraint(struct ion_ctx *ctx, const struct ion_registry *reg,
+			    struct ion_device *dev)
+{
+	struct ion_conf_props cookie = { 0 }, udev = { 0 }, conf = { 0 }, derived = { 0 };
+	struct ion_conf_props *c = &dev->constraint.props;
+	const struct ion_heap *own = NULL;
+	int r;
+
+	if (dev->subsystem && strcmp(dev->subsystem, "drm") == 0)
+		own = own_gem_heap(reg, dev->parent);
+	if (own && !(dev->constraint.own_heap = strdup(own->name)))
+		return -ENOMEM;
+	r = from_cookie(ctx, reg, dev, &cookie);
+	if (r == 0)
+		r = from_udev(ctx, dev, &udev);
+	if (r == 0)
+		r = from_conf(reg, dev, &conf);
+	if (r == 0)
+		r = derive(ctx, reg, dev, &derived);
+	if (r == 0) {
+		fill_unset(c, &cookie);
+		fill_unset(c, &udev);
+		fill_unset(c, &conf);
+		/* A Heaps list is a complete answer: derived rules stay out. */
+		if (!c->f[ION_KEY_HEAPS].set)
+			fill_unset(c, &derived);
+		else
+			dev->constraint.prefer_uncached = false;
+		r = build_view(dev);
+	}
+	ion_conf_props_clear(&cookie);
+	ion_conf_props_clear(&udev);
+	ion_conf_props_clear(&conf);
+	ion_conf_props_clear(&derived);
+	return r;
+}
+
+static struct ion_device *device_new(const char *name)
+{
+	struct ion_device *dev = calloc(1, sizeof(*dev));
+
+	if (!dev)
+		return NULL;
+	atomic_init(&dev->refcount, 1);
+	dev->name = strdup(name);
+	dev->constraint.device = dev->name;
+	if (!dev->name) {
+		free(dev);
+		return NULL;
+	}
+	return dev;
+}
+
+int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
+		    const char *syspath, struct ion_device **ret)
+{
+	_cleanup_free_ char *path = NULL;
+	struct ion_device *dev;
+	const char *base;
+	int r;
+
+	path = canonical(ctx, syspath, &r);
+	if (!path)
+		return r;
+	if (strncmp(path, "/sys/", 5) != 0)
+		return -ENODEV;
+	base = strrchr(path, '/') + 1;
+	dev = device_new(base);
+	if (!dev)
+		return -ENOMEM;
+	dev->ctx = ctx; /* not a reference: the registry's devices have none */
+	dev->syspath = steal_ptr(&path);
+	r = read_facts(ctx, reg, dev);
+	if (r == 0)
+		r = build_constraint(ctx, reg, dev);
+	if (r < 0) {
+		device_free(dev);
+		return r;
+	}
+	*ret = dev;
+	return 0;
+}
+
+int ion_device_from_name(struct ion_ctx *ctx, const struct ion_registry *reg,
+			 const char *name, struct ion_device **ret)
+{
+	struct ion_device *dev;
+	int r;
+
+	if (!reg->conf)
+		return -ENOENT;
+	dev = device_new(name);
+	if (!dev)
+		return -ENOMEM;
+	dev->ctx = ctx;
+	r = ion_conf_apply_device_name(reg->conf, name, &dev->constraint.props);
+	if (r >= 0) {
+		dev->sections = calloc(2, sizeof(char *));
+		if (!dev->sections || !(dev->sections[0] = strdup(name)))
+			r = -ENOMEM;
+	}
+	if (r >= 0)
+		r = build_view(dev);
+	if (r < 0) {
+		device_free(dev);
+		return r;
+	}
+	*ret = dev;
+	return 0;
+}
+
+/* ---- enumeration at discovery ---- */
+
+static int is_card(const struct dirent *d)
+{
+	const char *n = d->d_name;
+
+	if (strncmp(n, "card", 4) != 0 || !n[4])
+		return 0;
+	for (n += 4; *n; n++)
+		if (*n < '0' || *n > '9')
+			return 0; /* card1-Virtual-1: a connector */
+	return 1;
+}
+
+static int is_entry(const struct dirent *d)
+{
+	return d->d_name[0] != '.';
+}
+
+static int add_device(struct ion_registry *reg, struct ion_device *dev)
+{
+	struct ion_device **grown = realloc(reg->devices, (reg->n_devices + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	reg->devices = grown;
+	reg->devices[reg->n_devices++] = dev;
+	return 0;
+}
+
+int ion_devices_enumerate(struct ion_ctx *ctx, struct ion_registry *reg)
+{
+	static const struct {
+		const char *class;
+		int (*filter)(const struct dirent *);
+	} classes[] = {
+		{ "drm", is_card },
+		{ "video4linux", is_entry },
+		{ "accel", is_entry },
+	};
+	int r = 0;
+
+	for (size_t c = 0; c < sizeof(classes) / sizeof(classes[0]) && r == 0; c++) {
+		_cleanup_free_ char *rel = NULL, *dir = NULL;
+		struct dirent **names;
+		int n;
+
+		if (asprintf(&rel, "/sys/class/%s", classes[c].class) < 0)
+			return -ENOMEM;
+		dir = ion_ctx_path(ctx, rel);
+		if (!dir)
+			return -ENOMEM;
+		n = scandir(dir, &names, classes[c].filter, versionsort);
+		if (n < 0) {
+			if (errno == ENOMEM || errno == EMFILE || errno == ENFILE)
+				return -errno;
+			continue;
+		}
+		for (int i = 0; i < n; i++) {
+			_cleanup_free_ char *path = NULL;
+			struct ion_device *dev;
+
+			if (r == 0 && asprintf(&path, "%s/%s", rel, names[i]->d_name) < 0) {
+				path = NULL;
+				r = -ENOMEM;
+			}
+			if (r == 0) {
+				int k = ion_device_read(ctx, reg, path, &dev);
+
+				if (k == 0 && (k = add_device(reg, dev)) < 0)
+					device_free(dev);
+				if (k == -ENOMEM)
+					r = k;
+				else if (k < 0)
+					ion_dbg(ctx, "%s: not read: %s", path, strerror(-k));
+			}
+			free(names[i]);
+		}
+		free(names);
+	}
+	return r;
+}
+
+/* ---- the public calls ---- */
+
+static struct ion_device *user_ref(struct ion_device *dev)
+{
+	atomic_fetch_add_explicit(&dev->refcount, 1, memory_order_relaxed);
+	ion_ctx_ref(dev->ctx);
+	return dev;
+}
+
+ION_EXPORT struct ion_device *ion_device_ref(struct ion_device *dev)
+{
+	return dev ? user_ref(dev) : NULL;
+}
+
+ION_EXPORT struct ion_device *ion_device_unref(struct ion_device *dev)
+{
+	struct ion_ctx *ctx;
+
+	if (!dev)
+		return NULL;
+	/* The registry's own reference outlives this one; dropping the
+	 * context may then drop the registry and, with it, the device. */
+	ctx = dev->ctx;
+	ion_device_release(dev);
+	ion_ctx_unref(ctx);
+	return NULL;
+}
+
+static struct ion_device *find_listed(const struct ion_registry *reg,
+				      bool (*same)(const struct ion_device *, const void *),
+				      const void *key)
+{
+	for (unsigned int i = 0; i < reg->n_devices; i++)
+		if (same(reg->devices[i], key))
+			return reg->devices[i];
+	return NULL;
+}
+
+static bool same_devnum(const struct ion_device *d, const void *key)
+{
+	return d->has_devnum && d->devnum == *(const dev_t *)key;
+}
+
+static bool same_devnode(const struct ion_device *d, const void *key)
+{
+	return d->devnode && strcmp(d->devnode, key) == 0;
+}
+
+static bool same_syspath(const struct ion_device *d, const void *key)
+{
+	return d->syspath && strcmp(d->syspath, key) == 0;
+}
+
+static bool same_name(const struct ion_device *d, const void *key)
+{
+	if (strcmp(d->name, key) == 0)
+		return true;
+	for (char **s = d->sections; s && *s; s++)
+		if (strcmp(*s, key) == 0)
+			return true;
+	return false;
+}
+
+/* A device made for this call, not listed: the caller's reference
+ * holds the context. */
+static struct ion_device *fresh(struct ion_ctx *ctx, struct ion_device *dev)
+{
+	dev->ctx = ion_ctx_ref(ctx);
+	return dev;
+}
+
+/* A /dev node: its char device's sysfs entry. */
+static int get_by_node(struct ion_ctx *ctx, const struct ion_registry *reg,
+		       const char *node, struct ion_device **ret)
+{
+	_cleanup_free_ char *path = ion_ctx_path(ctx, node);
+	struct ion_device *dev;
+	struct stat st;
+	char link[64];
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	if (stat(path, &st) == 0 && S_ISCHR(st.st_mode)) {
+		dev = find_listed(reg, same_devnum, &st.st_rdev);
+		if (dev) {
+			*ret = user_ref(dev);
+			return 0;
+		}
+		snprintf(link, sizeof(link), "/sys/dev/char/%u:%u", major(st.st_rdev),
+			 minor(st.st_rdev));
+		r = ion_device_read(ctx, reg, link, &dev);
+		if (r == 0)
+			*ret = fresh(ctx, dev);
+		return r;
+	}
+	/* No char device there (a sysroot, a container): the device sysfs
+	 * says udev would name so. */
+	dev = find_listed(reg, same_devnode, node);
+	if (!dev)
+		return -ENODEV;
+	*ret = user_ref(dev);
+	return 0;
+}
+
+ION_EXPORT int ion_ctx_get_device(struct ion_ctx *ctx, const char *spec,
+				  struct ion_device **ret_device)
+{
+	const struct ion_registry *reg;
+	struct ion_device *dev = NULL;
+	int r;
+
+	if (!ctx || !spec || !*spec || !ret_device)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	if (r < 0)
+		return r;
+	if (strncmp(spec, "/dev/", 5) == 0) {
+		r = get_by_node(ctx, reg, spec, &dev);
+	} else if (spec[0] == '/') {
+		_cleanup_free_ char *path = canonical(ctx, spec, &r);
+
+		if (path && (dev = find_listed(reg, same_syspath, path)))
+			dev = user_ref(dev);
+		else if (path && (r = ion_device_read(ctx, reg, path, &dev)) == 0)
+			dev = fresh(ctx, dev);
+	} else {
+		dev = find_listed(reg, same_name, spec);
+		if (dev)
+			dev = user_ref(dev);
+		else if ((r = ion_device_from_name(ctx, reg, spec, &dev)) == 0)
+			dev = fresh(ctx, dev);
+		else if (r == -ENOENT)
+			r = -ENODEV;
+	}
+	if (!dev) {
+		ion_dbg(ctx, "no device %s: %s", spec, strerror(-r));
+		return r;
+	}
+	*ret_device = dev;
+	return 0;
+}
+
+ION_EXPORT int ion_ctx_get_device_count(struct ion_ctx *ctx)
+{
+	const struct ion_registry *reg;
+	int r;
+
+	if (!ctx)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	return r < 0 ? r : (int)reg->n_devices;
+}
+
+ION_EXPORT int ion_ctx_get_device_at(struct ion_ctx *ctx, unsigned int index,
+				     struct ion_device **ret_device)
+{
+	const struct ion_registry *reg;
+	int r;
+
+	if (!ctx || !ret_device)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	if (r < 0)
+		return r;
+	if (index >= reg->n_devices)
+		return -ENOENT;
+	*ret_device = user_ref(reg->devices[index]);
+	return 0;
+}
+
+ION_EXPORT const char *ion_device_get_name(const struct ion_device *dev)
+{
+	return dev ? dev->name : NULL;
+}
+
+ION_EXPORT const char *ion_device_get_devnode(const struct ion_device *dev)
+{
+	return dev ? dev->devnode : NULL;
+}
+
+ION_EXPORT const char *ion_device_get_syspath(const struct ion_device *dev)
+{
+	return dev ? dev->syspath : NULL;
+}
+
+ION_EXPORT const char *ion_device_get_subsystem(const struct ion_device *dev)
+{
+	return dev ? dev->subsystem : NULL;
+}
+
+ION_EXPORT const char *ion_device_get_driver(const struct ion_device *dev)
+{
+	return dev ? (dev->drm_driver ? dev->drm_driver : dev->driver) : NULL;
+}
+
+ION_EXPORT int ion_device_get_constraint_count(const struct ion_device *dev)
+{
+	return dev ? (int)dev->view.n : -EINVAL;
+}
+
+ION_EXPORT int ion_device_get_constraint(const struct ion_device *dev,
+					 unsigned int index, const char **ret_key,
+					 const char **ret_value,
+					 const char **ret_source)
+{
+	return ion_attrs_get(dev ? &dev->view : NULL, index, ret_key, ret_value, ret_source);
+}
+
+ION_EXPORT int ion_device_get_fact_count(const struct ion_device *dev)
+{
+	return dev ? (int)dev->facts.n : -EINVAL;
+}
+
+ION_EXPORT int ion_device_get_fact(const struct ion_device *dev, unsigned int index,
+				   const char **ret_key, const char **ret_value,
+				   const char **ret_source)
+{
+	return ion_attrs_get(dev ? &dev->facts : NULL, index, ret_key, ret_value, ret_source);
+}

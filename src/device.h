@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Devices: immutable descriptions of what a device needs of a buffer's
+ * memory, read from sysfs (and the udev database) once, when the device
+ * object is made, never on the allocation path.
+ */
+#ifndef LIBION_DEVICE_H
+#define LIBION_DEVICE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "attrs.h"
+#include "context.h"
+#include "heaps-conf.h"
+#include "solver.h"
+
+struct ion_registry;
+
+struct ion_device {
+	atomic_int refcount;	/* users' references, plus one if the registry lists it */
+	struct ion_ctx *ctx;	/* each user reference also holds one on it */
+	char *name;		/* "card1", "video0", or a heaps.d section name */
+	char *devnode;		/* "/dev/dri/card1", or NULL */
+	char *syspath;		/* the class device, without the sysroot, or NULL */
+	char *parent;		/* the bus device that does the DMA, or NULL */
+	char *subsystem;	/* the class: "drm", "video4linux" */
+	char *bus;		/* the parent's: "platform", "pci" */
+	char *driver;		/* the parent's driver */
+	char *label;		/* the class device's "name" attribute */
+	char *drm_driver;
+	char *v4l2_card;
+	char **of_compatible;
+	char **udev_properties;	/* "KEY=VALUE" */
+	char **sections;	/* the heaps.d [Device] sections that applied */
+	dev_t devnum;
+	bool has_devnum;
+	struct ion_constraint constraint;
+	struct ion_attrs facts;	/* what discovery read and derived, with where */
+	struct ion_attrs view;	/* the constraint as key, value, source */
+	char **strings;		/* sources the constraint points into */
+};
+
+/*
+ * Reads the device whose class directory is syspath (without the
+ * sysroot): 0 with *ret (refcount 1, no context reference), or a
+ * negative errno.  The registry must be complete but for its devices.
+ */
+int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
+		    const char *syspath, struct ion_device **ret);
+/* A device that only its heaps.d sections describe; -ENOENT without one. */
+int ion_device_from_name(struct ion_ctx *ctx, const struct ion_registry *reg,
+			 const char *name, struct ion_device **ret);
+/* Every device of the classes libion knows (drm cards, video4linux,
+ * accel) into reg->devices; 0 or a negative errno. */
+int ion_devices_enumerate(struct ion_ctx *ctx, struct ion_registry *reg);
+/* Drops the registry's reference. */
+void ion_device_release(struct ion_device *dev);
+
+#endif

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "sysfs.h"
+#include "util.h"
+
+int ion_sysfs_read(const char *path, char **ret, size_t *ret_len)
+{
+	size_t len;
+	int r = ion_read_file(path, ION_SYSFS_MAX, ret, &len);
+
+	if (r < 0)
+		return r == -EBADFD || r == -EISDIR ? -EINVAL : r;
+	if (ret_len)
+		*ret_len = len;
+	if (len && (*ret)[len - 1] == '\n')
+		(*ret)[len - 1] = '\0';
+	return 0;
+}
+
+int ion_sysfs_read_at(const char *dir, const char *name, char **ret)
+{
+	_cleanup_free_ char *path = NULL;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	return ion_sysfs_read(path, ret, NULL);
+}
+
+int ion_sysfs_read_u64(const char *dir, const char *name, uint64_t *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	int r = ion_sysfs_read_at(dir, name, &text);
+
+	return r < 0 ? r : ion_parse_u64(text, 10, ret);
+}
+
+int ion_sysfs_link_name(const char *dir, const char *name, char **ret)
+{
+	_cleanup_free_ char *path = NULL;
+	char target[PATH_MAX];
+	const char *base;
+	ssize_t n;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		return -ENOMEM;
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return neg_errno();
+	target[n] = '\0';
+	base = strrchr(target, '/');
+	*ret = strdup(base ? base + 1 : target);
+	return *ret ? 0 : -ENOMEM;
+}
+
+char **ion_split_nul_list(const char *text, size_t len)
+{
+	size_t n = 0, k = 0;
+	char **strv;
+
+	for (size_t i = 0; i < len; i++)
+		if (text[i] == '\0' || i + 1 == len)
+			n++;
+	strv = calloc(n + 1, sizeof(*strv));
+	if (!strv)
+		return NULL;
+	for (size_t i = 0; i < len && k < n;) {
+		size_t l = strnlen(text + i, len - i);
+
+		if (l && !(strv[k++] = strndup(text + i, l))) {
+			ion_strv_free(strv);
+			return NULL;
+		}
+		i += l + 1;
+	}
+	return strv;
+}
+
+void ion_strv_free(char **strv)
+{
+	for (char **s = strv; s && *s; s++)
+		free(*s);
+	free(strv);
+}
+
+bool ion_sysfs_exists(const char *dir, const char *name)
+{
+	_cleanup_free_ char *path = NULL;
+	struct stat st;
+
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		return false;
+	return lstat(path, &st) == 0;
+}
