@@ -102,12 +102,33 @@ static int share_with_child(int fd, size_t len, unsigned int seed, pid_t *ret_pi
 
 static int usage(void)
 {
-	printf("usage: ionctl alloc --size SIZE [--heap NAME] [--count N] [--cached]\n\n"
-	       "Allocates N buffers of SIZE (K, M, G suffixes) from heap NAME (default:\n"
-	       "the heap serving ION_HEAP_SYSTEM_MASK), writes a pattern through\n"
-	       "ion_sync() brackets, passes each buffer to a child process over a\n"
-	       "Unix socket and has the child check it.\n");
+	printf("usage: ionctl alloc --size SIZE [--heap NAME | --for DEVICE...] [--count N]\n"
+	       "                    [--cached]\n\n"
+	       "Allocates N buffers of SIZE (K, M, G suffixes) from heap NAME, or from\n"
+	       "the best heap for every DEVICE given with --for (repeat it), or by\n"
+	       "default from the heap serving ION_HEAP_SYSTEM_MASK; writes a pattern\n"
+	       "through ion_sync() brackets, passes each buffer to a child process\n"
+	       "over a Unix socket and has the child check it.\n");
 	return 0;
+}
+
+/* --for: the solution for the devices, or an error printed. */
+static int solve_for(struct ion_ctx *ctx, char **specs, int n, size_t len,
+		     unsigned int flags, struct ion_solution **ret)
+{
+	struct ion_device **devices;
+	int r = ionctl_get_devices("alloc", ctx, n, specs, &devices);
+
+	if (r < 0)
+		return r;
+	r = ionctl_solve_for("alloc", ctx, devices, n, len, flags, ret);
+	ionctl_put_devices(devices, n);
+	if (r == 0 && ion_solution_get_heap_count(*ret) == 0) {
+		ionctl_fail("alloc", 0, "no heap fits every device (ionctl explain says why)");
+		*ret = ion_solution_unref(*ret);
+		r = -ENODEV;
+	}
+	return r;
 }
 
 int ionctl_alloc(int argc, char **argv)
@@ -117,21 +138,24 @@ int ionctl_alloc(int argc, char **argv)
 		{ "heap", required_argument, NULL, 'H' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "cached", no_argument, NULL, 'c' },
+		{ "for", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *heap_name = NULL;
-	const struct ion_heap *heap;
+	const struct ion_heap *heap = NULL;
+	struct ion_solution *sol = NULL;
+	char *specs[64];
 	unsigned int flags = 0;
 	size_t len = 0, count = 1;
 	struct ion_ctx *ctx;
-	int c, r = 0;
+	int c, r = 0, n_for = 0;
 
-	while ((c = getopt_long(argc, argv, "s:H:n:ch", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:H:n:cf:h", options, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (ionctl_parse_size("alloc", optarg, &len) < 0)
-				return 1;
+				return IONCTL_USAGE;
 			break;
 		case 'H':
 			heap_name = optarg;
@@ -140,40 +164,55 @@ int ionctl_alloc(int argc, char **argv)
 			uint64_t v;
 
 			if (ion_parse_u64(optarg, 10, &v) < 0 || v == 0 || v > 1000000)
-				return ionctl_fail("alloc", 0, "invalid count '%s'", optarg);
+				return ionctl_usage_error("alloc", "invalid count '%s'", optarg);
 			count = (size_t)v;
 			break;
 		}
 		case 'c':
 			flags |= ION_FLAG_CACHED;
 			break;
+		case 'f':
+			if (n_for == 64)
+				return ionctl_usage_error("alloc", "at most 64 --for devices");
+			specs[n_for++] = optarg;
+			break;
 		case 'h':
 			return usage();
 		default:
-			return ionctl_fail("alloc", 0, "see ionctl alloc --help");
+			return ionctl_usage_error("alloc", "see ionctl alloc --help");
 		}
 	}
 	if (optind < argc)
-		return ionctl_fail("alloc", 0, "unexpected argument '%s'", argv[optind]);
+		return ionctl_usage_error("alloc", "unexpected argument '%s'", argv[optind]);
 	if (!len)
-		return ionctl_fail("alloc", 0, "--size is required");
+		return ionctl_usage_error("alloc", "--size is required");
+	if (heap_name && n_for)
+		return ionctl_usage_error("alloc", "--heap or --for, not both");
 	ctx = ionctl_ctx_new("alloc");
 	if (!ctx)
 		return 1;
-	r = heap_name ? ion_ctx_find_heap(ctx, heap_name, &heap)
-		      : ionctl_default_heap(ctx, &heap);
+	if (n_for)
+		r = solve_for(ctx, specs, n_for, len, flags, &sol);
+	else if (heap_name)
+		r = ion_ctx_find_heap(ctx, heap_name, &heap);
+	else
+		r = ionctl_default_heap(ctx, &heap);
 	if (r < 0) {
 		ion_ctx_unref(ctx);
-		return ionctl_fail("alloc", r, "heap %s", heap_name ? heap_name : "(default)");
+		return n_for ? 1 : ionctl_fail("alloc", r, "heap %s", heap_name ? heap_name : "(default)");
 	}
 	for (size_t i = 0; i < count && r == 0; i++) {
 		unsigned int seed = (unsigned int)i * 31 + 7;
 		pid_t pid = 0;
 		int fd;
 
-		r = ion_ctx_alloc(ctx, ion_heap_get_name(heap), len, flags, &fd);
+		if (sol)
+			r = ion_solution_alloc(sol, &fd, &heap);
+		else
+			r = ion_ctx_alloc(ctx, ion_heap_get_name(heap), len, flags, &fd);
 		if (r < 0) {
-			ionctl_fail("alloc", r, "%zu bytes from %s", len, ion_heap_get_name(heap));
+			ionctl_fail("alloc", r, "%zu bytes from %s", len,
+				    heap ? ion_heap_get_name(heap) : "the devices' heaps");
 			break;
 		}
 		r = write_pattern(fd, len, seed);
@@ -189,6 +228,7 @@ int ionctl_alloc(int argc, char **argv)
 			       "and checked by child %d\n", i, len, ion_heap_get_name(heap),
 			       ion_heap_get_backend(heap), (int)pid);
 	}
+	ion_solution_unref(sol);
 	ion_ctx_unref(ctx);
 	return r < 0 ? 1 : 0;
 }

@@ -193,16 +193,16 @@ int ionctl_bench(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_sizes(optarg, sizes, &n_sizes) < 0)
-				return ionctl_fail("bench", 0, "invalid --sizes '%s'", optarg);
+				return ionctl_usage_error("bench", "invalid --sizes '%s'", optarg);
 			break;
 		case 'r':
 			if (ion_parse_u64(optarg, 10, &v) < 0 || v == 0 || v > 63)
-				return ionctl_fail("bench", 0, "--rounds takes 1 to 63");
+				return ionctl_usage_error("bench", "--rounds takes 1 to 63");
 			b.rounds = (unsigned int)v;
 			break;
 		case 'b':
 			if (ion_parse_u64(optarg, 10, &v) < 0 || v == 0 || v > 60000)
-				return ionctl_fail("bench", 0, "--round-ms takes 1 to 60000");
+				return ionctl_usage_error("bench", "--round-ms takes 1 to 60000");
 			b.target_ns = (double)v * 1e6;
 			break;
 		case 'h':
@@ -214,11 +214,11 @@ int ionctl_bench(int argc, char **argv)
 			       "the median round's ns per call of both and the ratio libion / raw.\n");
 			return 0;
 		default:
-			return ionctl_fail("bench", 0, "see ionctl bench --help");
+			return ionctl_usage_error("bench", "see ionctl bench --help");
 		}
 	}
 	if (optind < argc)
-		return ionctl_fail("bench", 0, "unexpected argument '%s'", argv[optind]);
+		return ionctl_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	ctx = ionctl_ctx_new("bench");
 	if (!ctx)
 		return 1;

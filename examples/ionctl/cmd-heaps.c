@@ -5,46 +5,35 @@
 
 #include "ionctl.h"
 
-static void print_json_string(const char *s)
-{
-	if (!s) {
-		fputs("null", stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void print_json(const struct ion_heap *h, int index)
 {
 	unsigned int props = ion_heap_get_properties(h);
 
 	printf("%s\n  {\"name\": ", index ? "," : "");
-	print_json_string(ion_heap_get_name(h));
+	ionctl_json_string(ion_heap_get_name(h));
 	printf(", \"kernel_name\": ");
-	print_json_string(ion_heap_get_kernel_name(h));
+	ionctl_json_string(ion_heap_get_kernel_name(h));
 	printf(", \"id\": %d, \"type\": %u, \"backend\": ", ion_heap_get_id(h),
 	       ion_heap_get_type(h));
-	print_json_string(ion_heap_get_backend(h));
+	ionctl_json_string(ion_heap_get_backend(h));
 	printf(", \"node\": ");
-	print_json_string(ion_heap_get_node(h));
+	ionctl_json_string(ion_heap_get_node(h));
 	printf(", \"contiguous\": %s, \"cached\": %s, \"uncached\": %s, \"cpu_only\": %s",
 	       props & ION_HEAP_PROP_CONTIGUOUS ? "true" : "false",
 	       props & ION_HEAP_PROP_CACHED ? "true" : "false",
 	       props & ION_HEAP_PROP_UNCACHED ? "true" : "false",
 	       props & ION_HEAP_PROP_CPU_ONLY ? "true" : "false");
-	printf(", \"available\": %s, \"reason\": ",
-	       ion_heap_get_error(h) ? "false" : "true");
-	print_json_string(ion_heap_get_reason(h));
-	putchar('}');
+	printf(", \"address_bits\": %u, \"available\": %s, \"reason\": ",
+	       ion_heap_get_address_bits(h), ion_heap_get_error(h) ? "false" : "true");
+	ionctl_json_string(ion_heap_get_reason(h));
+	printf(", \"attributes\": [");
+	for (int i = 0, n = ion_heap_get_attribute_count(h); i < n; i++) {
+		const char *key, *value, *source;
+
+		if (ion_heap_get_attribute(h, (unsigned int)i, &key, &value, &source) == 0)
+			ionctl_json_triple(i, key, value, source);
+	}
+	printf("]}");
 }
 
 static void print_row(const struct ion_heap *h)
@@ -82,11 +71,11 @@ int ionctl_heaps(int argc, char **argv)
 			       "properties, and the reason it is unavailable, if it is.\n");
 			return 0;
 		default:
-			return ionctl_fail("heaps", 0, "see ionctl heaps --help");
+			return ionctl_usage_error("heaps", "see ionctl heaps --help");
 		}
 	}
 	if (optind < argc)
-		return ionctl_fail("heaps", 0, "unexpected argument '%s'", argv[optind]);
+		return ionctl_usage_error("heaps", "unexpected argument '%s'", argv[optind]);
 	ctx = ionctl_ctx_new("heaps");
 	if (!ctx)
 		return 1;

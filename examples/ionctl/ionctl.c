@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ionctl.h"
@@ -13,16 +14,119 @@
 
 static const struct ionctl_cmd commands[] = {
 	{ "heaps", "list every heap, its id, backend, node, properties and status", ionctl_heaps },
+	{ "devices", "list devices with their constraints and where each came from", ionctl_devices },
+	{ "solve", "the heap for a set of devices, the candidates, what each excluded", ionctl_solve },
+	{ "explain", "every decision of a solve, step by step, with file:line", ionctl_explain },
+	{ "check", "validate heaps.d files", ionctl_check },
 	{ "alloc", "allocate, write, sync and share buffers with a child process", ionctl_alloc },
 	{ "bench", "time allocations: raw kernel call beside libion", ionctl_bench },
 };
 
+const char *ionctl_sysroot;
+const char *ionctl_config_dir;
+
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: ionctl COMMAND [OPTIONS]   (ionctl COMMAND --help)\n\n");
+	fprintf(out, "usage: ionctl [--sysroot DIR] [--config-dir DIR[:DIR...]] COMMAND [OPTIONS]\n"
+		     "       (ionctl COMMAND --help)\n\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\nION_LOG=debug shows the library's discovery.\n");
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n--sysroot reads /dev, /sys and /proc under DIR; --config-dir reads\n"
+		     "heaps.d files from DIR instead of the installed folders.\n"
+		     "DEVICE is a /dev node, a /sys path, a device name (card1) or a heaps.d\n"
+		     "[Device] name.  Exit status: 0 yes, 1 no (or a failure), 2 usage.\n"
+		     "ION_LOG=debug shows the library's discovery.\n");
+}
+
+int ionctl_usage_error(const char *cmd, const char *format, ...)
+{
+	va_list args;
+
+	fprintf(stderr, "ionctl %s: ", cmd);
+	va_start(args, format);
+	vfprintf(stderr, format, args);
+	va_end(args);
+	fputc('\n', stderr);
+	return IONCTL_USAGE;
+}
+
+void ionctl_json_string(const char *s)
+{
+	if (!s) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			printf("\\u%04x", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+void ionctl_json_triple(int index, const char *key, const char *value,
+			const char *source)
+{
+	printf("%s{\"key\": ", index ? ", " : "");
+	ionctl_json_string(key);
+	printf(", \"value\": ");
+	ionctl_json_string(value);
+	printf(", \"source\": ");
+	ionctl_json_string(source);
+	putchar('}');
+}
+
+int ionctl_get_devices(const char *cmd, struct ion_ctx *ctx, int argc,
+		       char **argv, struct ion_device ***ret_devices)
+{
+	struct ion_device **devices = calloc(argc > 0 ? (size_t)argc : 1, sizeof(*devices));
+	int r = 0;
+
+	if (!devices)
+		return ionctl_fail(cmd, -ENOMEM, "devices"), -ENOMEM;
+	for (int i = 0; i < argc && r == 0; i++) {
+		r = ion_ctx_get_device(ctx, argv[i], &devices[i]);
+		if (r < 0)
+			ionctl_fail(cmd, r, "no device %s", argv[i]);
+	}
+	if (r < 0) {
+		ionctl_put_devices(devices, argc);
+		return r;
+	}
+	*ret_devices = devices;
+	return 0;
+}
+
+void ionctl_put_devices(struct ion_device **devices, int n)
+{
+	for (int i = 0; devices && i < n; i++)
+		ion_device_unref(devices[i]);
+	free(devices);
+}
+
+int ionctl_solve_for(const char *cmd, struct ion_ctx *ctx,
+		     struct ion_device **devices, int n, size_t size,
+		     unsigned int flags, struct ion_solution **ret)
+{
+	struct ion_alloc_config *config;
+	int r = ion_alloc_config_new(&config);
+
+	if (r == 0)
+		r = ion_alloc_config_set_size(config, size);
+	if (r == 0)
+		r = ion_alloc_config_set_flags(config, flags);
+	for (int i = 0; r == 0 && i < n; i++)
+		r = ion_alloc_config_add_device(config, devices[i]);
+	if (r == 0)
+		r = ion_ctx_solve(ctx, config, ret);
+	ion_alloc_config_free(config);
+	if (r < 0)
+		ionctl_fail(cmd, r, "cannot solve");
+	return r;
 }
 
 int ionctl_fail(const char *cmd, int err, const char *format, ...)
@@ -42,10 +146,16 @@ int ionctl_fail(const char *cmd, int err, const char *format, ...)
 struct ion_ctx *ionctl_ctx_new(const char *cmd)
 {
 	struct ion_ctx *ctx;
-	int r = ion_ctx_new(NULL, &ctx);
+	int r = ion_ctx_new(ionctl_sysroot, &ctx);
 
 	if (r < 0) {
-		ionctl_fail(cmd, r, "cannot create a context");
+		ionctl_fail(cmd, r, "cannot create a context%s%s",
+			    ionctl_sysroot ? " on " : "", ionctl_sysroot ? ionctl_sysroot : "");
+		return NULL;
+	}
+	if (ionctl_config_dir && (r = ion_ctx_set_heaps_path(ctx, ionctl_config_dir)) < 0) {
+		ion_ctx_unref(ctx);
+		ionctl_fail(cmd, r, "--config-dir %s", ionctl_config_dir);
 		return NULL;
 	}
 	return ctx;
@@ -61,6 +171,9 @@ const char *ionctl_props(unsigned int props, char *buf, size_t size)
 		{ ION_HEAP_PROP_CACHED, "cached" },
 		{ ION_HEAP_PROP_UNCACHED, "uncached" },
 		{ ION_HEAP_PROP_CPU_ONLY, "cpu-only" },
+		{ ION_HEAP_PROP_KERNEL_MAP, "kernel-map" },
+		{ ION_HEAP_PROP_PROTECTED, "protected" },
+		{ ION_HEAP_PROP_ION_LEGACY, "ion-legacy" },
 	};
 	size_t used = 0;
 
@@ -103,9 +216,23 @@ int ionctl_default_heap(struct ion_ctx *ctx, const struct ion_heap **ret)
 
 int main(int argc, char **argv)
 {
+	/* Global options come before the command. */
+	while (argc > 1 && argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2]) {
+		const char **opt = strcmp(argv[1], "--sysroot") == 0 ? &ionctl_sysroot
+				 : strcmp(argv[1], "--config-dir") == 0 ? &ionctl_config_dir
+				 : NULL;
+
+		if (!opt)
+			break;
+		if (argc < 3)
+			return ionctl_usage_error(argv[1] + 2, "needs a directory");
+		*opt = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc < 2) {
 		usage(stderr);
-		return 1;
+		return IONCTL_USAGE;
 	}
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
 	    strcmp(argv[1], "help") == 0) {
@@ -115,6 +242,5 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].run(argc - 1, argv + 1);
-	ionctl_fail(argv[1], 0, "unknown command (ionctl --help lists them)");
-	return 1;
+	return ionctl_usage_error(argv[1], "unknown command (ionctl --help lists them)");
 }

@@ -16,12 +16,46 @@ struct ionctl_cmd {
 int ionctl_heaps(int argc, char **argv);
 int ionctl_alloc(int argc, char **argv);
 int ionctl_bench(int argc, char **argv);
+int ionctl_devices(int argc, char **argv);
+int ionctl_solve(int argc, char **argv);
+int ionctl_explain(int argc, char **argv);
+int ionctl_check(int argc, char **argv);
+
+/* Exit statuses: a "no" answer and runtime failures are 1, usage errors 2. */
+#define IONCTL_NO 1
+#define IONCTL_USAGE 2
 
 /* Prints "ionctl CMD: MESSAGE[: strerror(-err)]" on stderr; returns 1. */
 int ionctl_fail(const char *cmd, int err, const char *format, ...)
 	__attribute__((format(printf, 3, 4)));
-/* A new context on the real root, or an error printed and NULL. */
+/* The same for a usage error; returns 2. */
+int ionctl_usage_error(const char *cmd, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+/* A new context on --sysroot (default: the real root) with --config-dir
+ * (default: heaps.d's own folders), or an error printed and NULL. */
 struct ion_ctx *ionctl_ctx_new(const char *cmd);
+/* The global options, for subcommands that make contexts of their own. */
+extern const char *ionctl_sysroot;
+extern const char *ionctl_config_dir;
+/* A JSON string (or null), escaped. */
+void ionctl_json_string(const char *s);
+/* {"key": ..., "value": ..., "source": ...}, after ", " unless index is 0. */
+void ionctl_json_triple(int index, const char *key, const char *value,
+			const char *source);
+/*
+ * Each DEVICE argument as a device (references, *ret_devices malloc'ed);
+ * 0, or an error printed and the negative errno.
+ */
+int ionctl_get_devices(const char *cmd, struct ion_ctx *ctx, int argc,
+		       char **argv, struct ion_device ***ret_devices);
+void ionctl_put_devices(struct ion_device **devices, int n);
+/* A device and its constraint, as JSON or as indented text. */
+void ionctl_print_device_json(const struct ion_device *dev);
+void ionctl_print_device_text(const struct ion_device *dev, const char *indent);
+/* Solves for the devices; 0, or an error printed and the negative errno. */
+int ionctl_solve_for(const char *cmd, struct ion_ctx *ctx,
+		     struct ion_device **devices, int n, size_t size,
+		     unsigned int flags, struct ion_solution **ret);
 /* "contiguous,cached" and so on, into buf. */
 const char *ionctl_props(unsigned int props, char *buf, size_t size);
 /* A size with K/M/G suffix; 0 or an error printed and -EINVAL. */

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/* ionctl check: validates heaps.d files, the way discovery reads them. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "ionctl.h"
+
+/* The library's problems with the files, as "file:line: message". */
+static void print_problem(struct ion_ctx *ctx, int priority, const char *file,
+			  int line, const char *fn, const char *format, va_list args)
+{
+	(void)ctx;
+	(void)file;
+	(void)line;
+	(void)fn;
+	if (priority > LOG_ERR)
+		return;
+	vfprintf(stderr, format, args);
+	fputc('\n', stderr);
+}
+
+int ionctl_check(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	struct ion_ctx *ctx;
+	char *path = NULL;
+	size_t len = 1;
+	int c, files, errors;
+
+	while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			printf("usage: ionctl check [PATH...]\n\n"
+			       "Reads heaps.d files (the PATHs, files or folders; else the\n"
+			       "installed folders or --config-dir) as discovery would, every\n"
+			       "section whichever board it is for, and prints each problem as\n"
+			       "file:line: message.  Exit status 1 when there is any.\n");
+			return 0;
+		default:
+			return ionctl_usage_error("check", "see ionctl check --help");
+		}
+	}
+	for (int i = optind; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	if (optind < argc && !(path = calloc(1, len)))
+		return ionctl_fail("check", -ENOMEM, "paths");
+	for (int i = optind; i < argc; i++)
+		sprintf(path + strlen(path), "%s%s", i > optind ? ":" : "", argv[i]);
+	ctx = ionctl_ctx_new("check");
+	if (!ctx) {
+		free(path);
+		return IONCTL_NO;
+	}
+	ion_ctx_set_log_fn(ctx, print_problem);
+	if (path && ion_ctx_set_heaps_path(ctx, path) < 0) {
+		free(path);
+		ion_ctx_unref(ctx);
+		return ionctl_fail("check", -ENOMEM, "paths");
+	}
+	free(path);
+	files = ion_ctx_get_config_file_count(ctx);
+	errors = ion_ctx_get_config_error_count(ctx);
+	ion_ctx_unref(ctx);
+	if (files < 0 || errors < 0)
+		return ionctl_fail("check", files < 0 ? files : errors, "cannot read the files");
+	printf("%d file%s read, %d problem%s\n", files, files == 1 ? "" : "s", errors,
+	       errors == 1 ? "" : "s");
+	return errors ? IONCTL_NO : 0;
+}
