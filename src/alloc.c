@@ -16,11 +16,16 @@
 
 #define CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
 
-/* Devices and the constraints the solver reads, side by side. */
+/*
+ * Devices and the constraints the solver reads, side by side.  A set is
+ * shared, not copied, between a config and the solutions made from it:
+ * a config that changes after solving changes a copy.
+ */
 struct device_set {
+	atomic_int refcount;
+	size_t n;
 	struct ion_device **devices;	/* references */
 	const struct ion_constraint **constraints;
-	size_t n;
 };
 
 struct ion_alloc_config {
@@ -30,58 +35,79 @@ struct ion_alloc_config {
 	unsigned int flags;
 	bool fallback;
 	bool no_cpu_access;
-	struct device_set set;
+	struct device_set *set;		/* or NULL: no device */
 };
 
 struct ion_solution {
 	atomic_int refcount;
 	struct ion_ctx *ctx;
+	const struct ion_registry *reg;
 	struct ion_request req;
 	char *heap_name;	/* req.heap_name points here */
-	struct device_set set;	/* req.constraints points here */
+	struct device_set *set;	/* req.constraints points into it */
 	const struct ion_heap **heaps;
 	unsigned int n_heaps;
 	int error;		/* what allocating answers with no heap */
+	/*
+	 * Why the other heaps were left out: worded only when first asked
+	 * (by solving again with reasons), so that solving stays cheap.
+	 * The solution is immutable all the same: the words follow from
+	 * what it holds.
+	 */
+	pthread_mutex_t explain_lock;
+	atomic_bool explained;
 	struct ion_rejections rejected;
 };
 
-static void device_set_clear(struct device_set *set)
+static struct device_set *device_set_ref(struct device_set *set)
 {
+	if (set)
+		atomic_fetch_add_explicit(&set->refcount, 1, memory_order_relaxed);
+	return set;
+}
+
+static void device_set_unref(struct device_set *set)
+{
+	if (!set || atomic_fetch_sub_explicit(&set->refcount, 1, memory_order_acq_rel) != 1)
+		return;
 	for (size_t i = 0; i < set->n; i++)
 		ion_device_unref(set->devices[i]);
 	free(set->devices);
 	free(set->constraints);
-	memset(set, 0, sizeof(*set));
+	free(set);
 }
 
-static int device_set_add(struct device_set *set, struct ion_device *dev)
+/* A set of one more device than *setp holds, unshared; 0 or -ENOMEM. */
+static int device_set_add(struct device_set **setp, struct ion_device *dev)
 {
-	struct ion_device **devices;
-	const struct ion_constraint **constraints;
+	const struct device_set *old = *setp;
+	size_t n = old ? old->n : 0;
+	struct device_set *set;
 
-	for (size_t i = 0; i < set->n; i++)
-		if (set->devices[i] == dev)
+	for (size_t i = 0; i < n; i++)
+		if (old->devices[i] == dev)
 			return 0;
-	devices = realloc(set->devices, (set->n + 1) * sizeof(*devices));
-	if (!devices)
+	set = calloc(1, sizeof(*set));
+	if (!set)
 		return -ENOMEM;
-	set->devices = devices;
-	constraints = realloc(set->constraints, (set->n + 1) * sizeof(*constraints));
-	if (!constraints)
+	set->devices = calloc(n + 1, sizeof(*set->devices));
+	set->constraints = calloc(n + 1, sizeof(*set->constraints));
+	if (!set->devices || !set->constraints) {
+		free(set->devices);
+		free(set->constraints);
+		free(set);
 		return -ENOMEM;
-	set->constraints = constraints;
-	devices[set->n] = ion_device_ref(dev);
-	constraints[set->n++] = &dev->constraint;
-	return 0;
-}
-
-static int device_set_copy(struct device_set *to, const struct device_set *from)
-{
-	for (size_t i = 0; i < from->n; i++)
-		if (device_set_add(to, from->devices[i]) < 0) {
-			device_set_clear(to);
-			return -ENOMEM;
-		}
+	}
+	atomic_init(&set->refcount, 1);
+	for (size_t i = 0; i < n; i++) {
+		set->devices[i] = ion_device_ref(old->devices[i]);
+		set->constraints[i] = old->constraints[i];
+	}
+	set->devices[n] = ion_device_ref(dev);
+	set->constraints[n] = &dev->constraint;
+	set->n = n + 1;
+	device_set_unref(*setp);
+	*setp = set;
 	return 0;
 }
 
@@ -155,7 +181,7 @@ ION_EXPORT int ion_alloc_config_new(struct ion_alloc_config **ret_config)
 ION_EXPORT struct ion_alloc_config *ion_alloc_config_free(struct ion_alloc_config *config)
 {
 	if (config) {
-		device_set_clear(&config->set);
+		device_set_unref(config->set);
 		free(config->heap_name);
 		free(config);
 	}
@@ -240,8 +266,8 @@ static int request_from_config(const struct ion_alloc_config *config,
 	req->heap_name = config->heap_name;
 	req->fallback = config->fallback;
 	req->no_cpu_access = config->no_cpu_access;
-	req->constraints = config->set.constraints;
-	req->n_constraints = config->set.n;
+	req->constraints = config->set ? config->set->constraints : NULL;
+	req->n_constraints = config->set ? config->set->n : 0;
 	return 0;
 }
 
@@ -270,22 +296,21 @@ ION_EXPORT int ion_ctx_solve(struct ion_ctx *ctx, const struct ion_alloc_config 
 	if (config->heap_name)
 		sol->heap_name = strdup(config->heap_name);
 	req.heap_name = sol->heap_name;
-	n = !sol->heaps || (config->heap_name && !sol->heap_name) ||
-			    device_set_copy(&sol->set, &config->set) < 0
-		    ? -ENOMEM
-		    : 0;
-	req.constraints = sol->set.constraints;
+	n = !sol->heaps || (config->heap_name && !sol->heap_name) ? -ENOMEM : 0;
+	sol->set = device_set_ref(config->set);
 	if (n == 0)
-		n = ion_solve(reg, &req, sol->heaps, &sol->error, &sol->rejected);
+		n = ion_solve(reg, &req, sol->heaps, &sol->error, NULL);
 	if (n < 0) {
-		ion_rejections_clear(&sol->rejected);
-		device_set_clear(&sol->set);
+		device_set_unref(sol->set);
 		free(sol->heaps);
 		free(sol->heap_name);
 		free(sol);
 		return n;
 	}
 	atomic_init(&sol->refcount, 1);
+	atomic_init(&sol->explained, false);
+	pthread_mutex_init(&sol->explain_lock, NULL);
+	sol->reg = reg;
 	sol->req = req;
 	sol->n_heaps = (unsigned int)n;
 	sol->ctx = ion_ctx_ref(ctx);
@@ -306,7 +331,8 @@ ION_EXPORT struct ion_solution *ion_solution_unref(struct ion_solution *solution
 	    atomic_fetch_sub_explicit(&solution->refcount, 1, memory_order_acq_rel) != 1)
 		return NULL;
 	ion_rejections_clear(&solution->rejected);
-	device_set_clear(&solution->set);
+	pthread_mutex_destroy(&solution->explain_lock);
+	device_set_unref(solution->set);
 	free(solution->heaps);
 	free(solution->heap_name);
 	ion_ctx_unref(solution->ctx);
@@ -332,9 +358,37 @@ ION_EXPORT const struct ion_heap *ion_solution_get_heap(const struct ion_solutio
 	return solution->heaps[index];
 }
 
+/* Words the rejections, once; 0 or -ENOMEM (then again next time). */
+static int explain(const struct ion_solution *solution)
+{
+	struct ion_solution *sol = (struct ion_solution *)solution;
+	const struct ion_heap **heaps;
+	int r = 0, error;
+
+	if (atomic_load_explicit(&sol->explained, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&sol->explain_lock);
+	if (!atomic_load_explicit(&sol->explained, memory_order_relaxed)) {
+		heaps = calloc(sol->reg->n_heaps ? sol->reg->n_heaps : 1, sizeof(*heaps));
+		r = heaps ? ion_solve(sol->reg, &sol->req, heaps, &error, &sol->rejected) : -ENOMEM;
+		free(heaps);
+		if (r < 0)
+			ion_rejections_clear(&sol->rejected);
+		else
+			atomic_store_explicit(&sol->explained, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&sol->explain_lock);
+	return r < 0 ? r : 0;
+}
+
 ION_EXPORT int ion_solution_get_rejection_count(const struct ion_solution *solution)
 {
-	return solution ? (int)solution->rejected.n : -EINVAL;
+	int r;
+
+	if (!solution)
+		return -EINVAL;
+	r = explain(solution);
+	return r < 0 ? r : (int)solution->rejected.n;
 }
 
 ION_EXPORT int ion_solution_get_rejection(const struct ion_solution *solution,
@@ -346,14 +400,19 @@ ION_EXPORT int ion_solution_get_rejection(const struct ion_solution *solution,
 	const struct ion_rejection *rej;
 	const struct ion_device *dev = NULL;
 
+	int r;
+
 	if (!solution || !ret_heap || !ret_device || !ret_reason)
 		return -EINVAL;
+	r = explain(solution);
+	if (r < 0)
+		return r;
 	if (index >= solution->rejected.n)
 		return -ENOENT;
 	rej = &solution->rejected.v[index];
-	for (size_t i = 0; rej->by && i < solution->set.n; i++)
-		if (solution->set.constraints[i] == rej->by)
-			dev = solution->set.devices[i];
+	for (size_t i = 0; rej->by && i < solution->set->n; i++)
+		if (solution->set->constraints[i] == rej->by)
+			dev = solution->set->devices[i];
 	*ret_heap = rej->heap;
 	*ret_device = dev;
 	*ret_reason = rej->reason;

@@ -288,7 +288,7 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 	if (device && is_devicetree_device(device) && behind_iommu(device) == 0)
 		heap->props |= ION_HEAP_PROP_CONTIGUOUS;
 	/* Its device's own buffers: the device objects find their heap here. */
-	if (device && !(heap->sysfs_device = ion_ctx_unroot(ctx, device)) && errno == ENOMEM)
+	if (device && !(heap->sysfs_device = ion_ctx_unroot(ctx, reg->root, device)) && errno == ENOMEM)
 		return -ENOMEM;
 	heap->node = strdup(node->path);
 	if (!heap->node)

@@ -166,15 +166,14 @@ char *ion_ctx_path(const struct ion_ctx *ctx, const char *path)
 	return p;
 }
 
-char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *real)
+char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *root, const char *real)
 {
-	_cleanup_free_ char *root = NULL;
+	_cleanup_free_ char *own = NULL;
 	size_t len;
 
 	if (!ctx->sysroot[0])
 		return strdup(real);
-	root = realpath(ctx->sysroot, NULL);
-	if (!root)
+	if (!root && !(root = own = realpath(ctx->sysroot, NULL)))
 		return NULL;
 	len = strlen(root);
 	if (strncmp(real, root, len) != 0 || (real[len] != '/' && real[len])) {

@@ -48,8 +48,9 @@ void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
 /* sysroot + path, malloc'ed; NULL on ENOMEM. */
 char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);
 /* A real path under the sysroot, without it; NULL with errno (ENODEV:
- * outside the sysroot, ENOMEM). */
-char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *real);
+ * outside the sysroot, ENOMEM).  root is the sysroot's real path where
+ * the caller has it (the registry keeps it), else NULL. */
+char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *root, const char *real);
 
 /*
  * The context's registry, discovered on first use (registry.c): 0 with

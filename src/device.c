@@ -93,6 +93,7 @@ static void device_free(struct ion_device *dev)
 	ion_conf_props_clear(&dev->constraint.props);
 	ion_attrs_clear(&dev->facts);
 	ion_attrs_clear(&dev->view);
+	pthread_mutex_destroy(&dev->view_lock);
 	ion_strv_free(dev->strings);
 	free(dev);
 }
@@ -106,7 +107,8 @@ void ion_device_release(struct ion_device *dev)
 /* ---- reading sysfs ---- */
 
 /* The real path of sysroot + path, without the sysroot; NULL if none. */
-static char *canonical(struct ion_ctx *ctx, const char *path, int *ret_error)
+static char *canonical(struct ion_ctx *ctx, const struct ion_registry *reg,
+		       const char *path, int *ret_error)
 {
 	_cleanup_free_ char *full = ion_ctx_path(ctx, path), *real = NULL;
 	char *p;
@@ -115,29 +117,96 @@ static char *canonical(struct ion_ctx *ctx, const char *path, int *ret_error)
 	if (!full)
 		return NULL;
 	real = realpath(full, NULL);
-	p = real ? ion_ctx_unroot(ctx, real) : NULL;
+	p = real ? ion_ctx_unroot(ctx, reg->root, real) : NULL;
 	if (!p)
 		*ret_error = errno == ENOMEM ? -ENOMEM : -ENODEV;
 	return p;
 }
 
-/* sysroot + syspath + "/" + name, for the sysfs helpers. */
-static char *in_root(struct ion_ctx *ctx, const char *syspath)
+/* Removes "." and "name/.." from an absolute path, in place. */
+static void normalize(char *path)
 {
-	return ion_ctx_path(ctx, syspath);
+	char *out = path, *in = path;
+
+	while (*in) {
+		while (*in == '/')
+			in++;
+		if (!*in)
+			break;
+		if (in[0] == '.' && (in[1] == '/' || !in[1])) {
+			in++;
+		} else if (in[0] == '.' && in[1] == '.' && (in[2] == '/' || !in[2])) {
+			in += 2;
+			while (out > path && *--out != '/')
+				;
+		} else {
+			*out++ = '/';
+			while (*in && *in != '/')
+				*out++ = *in++;
+		}
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
 }
 
-static int read_uevent(struct ion_ctx *ctx, struct ion_device *dev)
+/*
+ * The same for a sysfs path whose folders are real and whose last
+ * component may be a relative link (a class entry, a "device" link): what
+ * realpath() would answer, with one readlink per link instead of one per
+ * component.  Anything else takes realpath().
+ */
+static char *resolve(struct ion_ctx *ctx, const struct ion_registry *reg,
+		     const char *path, int *ret_error)
 {
-	_cleanup_free_ char *dir = in_root(ctx, dev->syspath), *text = NULL;
+	_cleanup_free_ char *cur = strdup(path);
+
+	*ret_error = -ENOMEM;
+	for (int hops = 0; cur && hops < 8; hops++) {
+		_cleanup_free_ char *full = ion_ctx_path(ctx, cur), *joined = NULL;
+		char target[PATH_MAX];
+		ssize_t n;
+
+		if (!full)
+			return NULL;
+		n = readlink(full, target, sizeof(target) - 1);
+		if (n < 0 && errno == EINVAL)
+			return steal_ptr(&cur); /* no link: there it is */
+		if (n < 0 || target[0] == '/') {
+			if (n < 0 && errno != ENOENT && errno != ENOTDIR)
+				break;
+			*ret_error = -ENODEV;
+			return n < 0 ? NULL : canonical(ctx, reg, path, ret_error);
+		}
+		target[n] = '\0';
+		*strrchr(cur, '/') = '\0';
+		if (asprintf(&joined, "%s/%s", cur, target) < 0)
+			return NULL;
+		normalize(joined);
+		free(cur);
+		cur = steal_ptr(&joined);
+	}
+	return canonical(ctx, reg, path, ret_error);
+}
+
+/*
+ * While a device is read: its class directory and its parent's, open, so
+ * that each attribute costs one lookup of its own name only.
+ */
+struct dirs {
+	int dev;
+	int parent;	/* or -1 */
+};
+
+static int read_uevent(const struct dirs *d, struct ion_device *dev)
+{
+	_cleanup_free_ char *text = NULL;
 	unsigned int major = 0, minor = 0;
 	bool has_major = false, has_minor = false;
 	char *save = NULL;
 	int r;
 
-	if (!dir)
-		return -ENOMEM;
-	r = ion_sysfs_read_at(dir, "uevent", &text);
+	r = ion_sysfs_read_at(d->dev, "uevent", &text, NULL);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
@@ -268,48 +337,51 @@ static const struct ion_heap *own_gem_heap(const struct ion_registry *reg,
 }
 
 static int read_facts(struct ion_ctx *ctx, const struct ion_registry *reg,
-		      struct ion_device *dev)
+		      struct ion_device *dev, struct dirs *d)
 {
-	_cleanup_free_ char *dir = in_root(ctx, dev->syspath);
-	_cleanup_free_ char *pdir = NULL, *of_dir = NULL, *compat = NULL;
+	_cleanup_free_ char *compat = NULL;
 	size_t len = 0;
 	int r, error;
 
-	if (!dir)
-		return -ENOMEM;
-	r = optional(ion_sysfs_link_name(dir, "subsystem", &dev->subsystem));
+	r = optional(ion_sysfs_link_name_at(d->dev, "subsystem", &dev->subsystem));
 	if (r == 0)
-		r = optional(ion_sysfs_read_at(dir, "name", &dev->label));
+		r = optional(ion_sysfs_read_at(d->dev, "name", &dev->label, NULL));
 	if (r == 0)
-		r = read_uevent(ctx, dev);
+		r = read_uevent(d, dev);
 	if (r < 0)
 		return r;
 	/* A class device names its bus device with a "device" link; a bus
 	 * device given by its path is its own parent. */
-	if (ion_sysfs_exists(dir, "device")) {
+	if (ion_sysfs_exists_at(d->dev, "device")) {
 		_cleanup_free_ char *link = NULL;
 
 		if (asprintf(&link, "%s/device", dev->syspath) < 0)
 			return -ENOMEM;
-		dev->parent = canonical(ctx, link, &error);
+		dev->parent = resolve(ctx, reg, link, &error);
 		if (!dev->parent && error == -ENOMEM)
 			return error;
-	} else if (!(dev->parent = strdup(dev->syspath))) {
-		return -ENOMEM;
-	}
-	if (dev->parent) {
-		pdir = in_root(ctx, dev->parent);
-		if (!pdir)
+		if (dev->parent) {
+			_cleanup_free_ char *pdir = ion_ctx_path(ctx, dev->parent);
+
+			if (!pdir)
+				return -ENOMEM;
+			d->parent = ion_sysfs_open_dir(AT_FDCWD, pdir);
+		}
+	} else {
+		if (!(dev->parent = strdup(dev->syspath)))
 			return -ENOMEM;
-		r = optional(ion_sysfs_link_name(pdir, "subsystem", &dev->bus));
+		d->parent = fcntl(d->dev, F_DUPFD_CLOEXEC, 3);
+	}
+	if (d->parent == -ENOMEM)
+		return -ENOMEM;
+	if (d->parent >= 0) {
+		r = optional(ion_sysfs_link_name_at(d->parent, "subsystem", &dev->bus));
 		if (r == 0)
-			r = optional(ion_sysfs_link_name(pdir, "driver", &dev->driver));
+			r = optional(ion_sysfs_link_name_at(d->parent, "driver", &dev->driver));
 		if (r < 0)
 			return r;
-		if (asprintf(&of_dir, "%s/of_node/compatible", pdir) < 0)
-			return -ENOMEM;
 		/* A NUL-separated list, hence the length. */
-		r = ion_sysfs_read(of_dir, &compat, &len);
+		r = ion_sysfs_read_at(d->parent, "of_node/compatible", &compat, &len);
 		if (r == -ENOMEM)
 			return r;
 		if (r == 0 && !(dev->of_compatible = ion_split_nul_list(compat, len)))
@@ -346,29 +418,26 @@ static void log_conf_error(void *userdata, const char *file, unsigned int line,
 }
 
 static int from_cookie(struct ion_ctx *ctx, const struct ion_registry *reg,
-		       struct ion_device *dev, struct ion_conf_props *props)
+		       struct ion_device *dev, const struct dirs *d,
+		       struct ion_conf_props *props)
 {
 	const char *attr = reg->conf ? ion_conf_cookie_attribute(reg->conf, NULL) : NULL;
+	const int fds[] = { d->dev, d->parent };
 	const char *dirs[] = { dev->syspath, dev->parent };
 
 	for (size_t i = 0; attr && i < 2; i++) {
-		_cleanup_free_ char *path = NULL, *full = NULL, *text = NULL;
+		_cleanup_free_ char *text = NULL;
 		const char *shown;
 		int r;
 
-		if (!dirs[i] || (i == 1 && strcmp(dirs[0], dirs[1]) == 0))
+		if (fds[i] < 0 || (i == 1 && strcmp(dirs[0], dirs[1]) == 0))
 			continue;
-		if (asprintf(&path, "%s/%s", dirs[i], attr) < 0)
-			return -ENOMEM;
-		full = ion_ctx_path(ctx, path);
-		if (!full)
-			return -ENOMEM;
-		r = ion_sysfs_read(full, &text, NULL);
+		r = ion_sysfs_read_at(fds[i], attr, &text, NULL);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)
 			continue;
-		shown = own_string(dev, "%s", path);
+		shown = own_string(dev, "%s/%s", dirs[i], attr);
 		if (!shown)
 			return -ENOMEM;
 		r = ion_conf_parse_cookie(shown, text, log_conf_error, ctx, props);
@@ -454,47 +523,51 @@ static int set_derived(struct ion_device *dev, struct ion_conf_props *props,
 	return 0;
 }
 
-/* The nearest directory from dir up that has an iommu_group, or NULL. */
-static char *iommu_group_of(struct ion_ctx *ctx, const char *dir, int *ret_error)
+/*
+ * The nearest of the parent and its ancestors (up to /sys/devices) that
+ * sits in an IOMMU group, or NULL: virtio-gpu's DRM device is a virtio
+ * device, whose DMA goes through the PCI function above it.
+ */
+static char *iommu_group_of(const struct ion_device *dev, const struct dirs *d,
+			    int *ret_error)
 {
-	_cleanup_free_ char *path = strdup(dir);
+	_cleanup_free_ char *path = strdup(dev->parent);
+	_cleanup_close_ int fd = fcntl(d->parent, F_DUPFD_CLOEXEC, 3);
 	char *slash;
 
-	*ret_error = -ENOMEM;
-	if (!path)
-		return NULL;
-	*ret_error = 0;
-	while ((slash = strrchr(path, '/')) && strcmp(path, "/sys/devices") != 0 && slash != path) {
-		_cleanup_free_ char *full = ion_ctx_path(ctx, path);
+	*ret_error = !path ? -ENOMEM : fd < 0 ? neg_errno() : 0;
+	while (!*ret_error && (slash = strrchr(path, '/')) && slash != path &&
+	       strcmp(path, "/sys/devices") != 0) {
+		int up;
 
-		if (!full) {
-			*ret_error = -ENOMEM;
-			return NULL;
-		}
-		if (ion_sysfs_exists(full, "iommu_group"))
+		if (ion_sysfs_exists_at(fd, "iommu_group"))
 			return steal_ptr(&path);
 		*slash = '\0';
+		up = ion_sysfs_open_dir(fd, "..");
+		close(fd);
+		fd = up;
+		if (fd < 0)
+			*ret_error = fd == -ENOMEM ? fd : 0;
+		if (fd < 0)
+			break;
 	}
 	return NULL;
 }
 
-static int derive(struct ion_ctx *ctx, const struct ion_registry *reg,
-		  struct ion_device *dev, struct ion_conf_props *props)
+static int derive(const struct ion_registry *reg, struct ion_device *dev,
+		  const struct dirs *d, struct ion_conf_props *props)
 {
-	_cleanup_free_ char *group = NULL, *pdir = NULL;
+	_cleanup_free_ char *group = NULL;
 	uint64_t bits;
 	bool of_node, coherent;
 	int r;
 
-	if (!dev->parent)
+	if (!dev->parent || d->parent < 0)
 		return 0;
-	group = iommu_group_of(ctx, dev->parent, &r);
+	group = iommu_group_of(dev, d, &r);
 	if (r < 0)
 		return r;
-	pdir = in_root(ctx, dev->parent);
-	if (!pdir)
-		return -ENOMEM;
-	of_node = ion_sysfs_exists(pdir, "of_node");
+	of_node = dev->of_compatible || ion_sysfs_exists_at(d->parent, "of_node");
 	if (group) {
 		r = ion_attrs_add(&dev->facts, "iommu", "behind an IOMMU", "%s/iommu_group", group);
 		if (r == 0)
@@ -514,7 +587,8 @@ static int derive(struct ion_ctx *ctx, const struct ion_registry *reg,
 			return r;
 	}
 	/* PCI says how many address bits the device drives. */
-	if (ion_sysfs_read_u64(pdir, "dma_mask_bits", &bits) == 0 && bits > 0 && bits < 64) {
+	if (dev->bus && strcmp(dev->bus, "pci") == 0 &&
+	    ion_sysfs_read_u64_at(d->parent, "dma_mask_bits", &bits) == 0 && bits > 0 && bits < 64) {
 		char value[16];
 
 		snprintf(value, sizeof(value), "%u", (unsigned int)bits);
@@ -527,11 +601,7 @@ static int derive(struct ion_ctx *ctx, const struct ion_registry *reg,
 			return r;
 	}
 	if (of_node) {
-		_cleanup_free_ char *of_dir = NULL;
-
-		if (asprintf(&of_dir, "%s/of_node", pdir) < 0)
-			return -ENOMEM;
-		coherent = ion_sysfs_exists(of_dir, "dma-coherent");
+		coherent = ion_sysfs_exists_at(d->parent, "of_node/dma-coherent");
 		r = ion_attrs_add(&dev->facts, "dma-coherent", coherent ? "yes" : "no",
 				  "%s/of_node/dma-coherent", dev->parent);
 		if (r < 0)
@@ -592,7 +662,7 @@ static int build_view(struct ion_device *dev)
 }
 
 static int build_constraint(struct ion_ctx *ctx, const struct ion_registry *reg,
-			    struct ion_device *dev)
+			    struct ion_device *dev, const struct dirs *d)
 {
 	struct ion_conf_props cookie = { 0 }, udev = { 0 }, conf = { 0 }, derived = { 0 };
 	struct ion_conf_props *c = &dev->constraint.props;
@@ -603,13 +673,13 @@ static int build_constraint(struct ion_ctx *ctx, const struct ion_registry *reg,
 		own = own_gem_heap(reg, dev->parent);
 	if (own && !(dev->constraint.own_heap = strdup(own->name)))
 		return -ENOMEM;
-	r = from_cookie(ctx, reg, dev, &cookie);
+	r = from_cookie(ctx, reg, dev, d, &cookie);
 	if (r == 0)
 		r = from_udev(ctx, dev, &udev);
 	if (r == 0)
 		r = from_conf(reg, dev, &conf);
 	if (r == 0)
-		r = derive(ctx, reg, dev, &derived);
+		r = derive(reg, dev, d, &derived);
 	if (r == 0) {
 		fill_unset(c, &cookie);
 		fill_unset(c, &udev);
@@ -619,7 +689,6 @@ static int build_constraint(struct ion_ctx *ctx, const struct ion_registry *reg,
 			fill_unset(c, &derived);
 		else
 			dev->constraint.prefer_uncached = false;
-		r = build_view(dev);
 	}
 	ion_conf_props_clear(&cookie);
 	ion_conf_props_clear(&udev);
@@ -635,9 +704,12 @@ static struct ion_device *device_new(const char *name)
 	if (!dev)
 		return NULL;
 	atomic_init(&dev->refcount, 1);
+	atomic_init(&dev->viewed, false);
+	pthread_mutex_init(&dev->view_lock, NULL);
 	dev->name = strdup(name);
 	dev->constraint.device = dev->name;
 	if (!dev->name) {
+		pthread_mutex_destroy(&dev->view_lock);
 		free(dev);
 		return NULL;
 	}
@@ -647,12 +719,13 @@ static struct ion_device *device_new(const char *name)
 int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
 		    const char *syspath, struct ion_device **ret)
 {
-	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *path = NULL, *full = NULL;
+	struct dirs d = { -1, -1 };
 	struct ion_device *dev;
 	const char *base;
 	int r;
 
-	path = canonical(ctx, syspath, &r);
+	path = resolve(ctx, reg, syspath, &r);
 	if (!path)
 		return r;
 	if (strncmp(path, "/sys/", 5) != 0)
@@ -663,9 +736,15 @@ int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
 		return -ENOMEM;
 	dev->ctx = ctx; /* not a reference: the registry's devices have none */
 	dev->syspath = steal_ptr(&path);
-	r = read_facts(ctx, reg, dev);
+	full = ion_ctx_path(ctx, dev->syspath);
+	d.dev = full ? ion_sysfs_open_dir(AT_FDCWD, full) : -ENOMEM;
+	r = d.dev < 0 ? (d.dev == -ENOMEM ? -ENOMEM : -ENODEV) : 0;
 	if (r == 0)
-		r = build_constraint(ctx, reg, dev);
+		r = read_facts(ctx, reg, dev, &d);
+	if (r == 0)
+		r = build_constraint(ctx, reg, dev, &d);
+	closep(&d.dev);
+	closep(&d.parent);
 	if (r < 0) {
 		device_free(dev);
 		return r;
@@ -692,8 +771,6 @@ int ion_device_from_name(struct ion_ctx *ctx, const struct ion_registry *reg,
 		if (!dev->sections || !(dev->sections[0] = strdup(name)))
 			r = -ENOMEM;
 	}
-	if (r >= 0)
-		r = build_view(dev);
 	if (r < 0) {
 		device_free(dev);
 		return r;
@@ -905,7 +982,7 @@ ION_EXPORT int ion_ctx_get_device(struct ion_ctx *ctx, const char *spec,
 	if (strncmp(spec, "/dev/", 5) == 0) {
 		r = get_by_node(ctx, reg, spec, &dev);
 	} else if (spec[0] == '/') {
-		_cleanup_free_ char *path = canonical(ctx, spec, &r);
+		_cleanup_free_ char *path = canonical(ctx, reg, spec, &r);
 
 		if (path && (dev = find_listed(reg, same_syspath, path)))
 			dev = user_ref(dev);
@@ -981,9 +1058,34 @@ ION_EXPORT const char *ion_device_get_driver(const struct ion_device *dev)
 	return dev ? (dev->drm_driver ? dev->drm_driver : dev->driver) : NULL;
 }
 
+/* Words the constraint once; 0 or -ENOMEM (then again next time). */
+static int ensure_view(const struct ion_device *device)
+{
+	struct ion_device *dev = (struct ion_device *)device;
+	int r = 0;
+
+	if (atomic_load_explicit(&dev->viewed, memory_order_acquire))
+		return 0;
+	pthread_mutex_lock(&dev->view_lock);
+	if (!atomic_load_explicit(&dev->viewed, memory_order_relaxed)) {
+		r = build_view(dev);
+		if (r < 0)
+			ion_attrs_clear(&dev->view);
+		else
+			atomic_store_explicit(&dev->viewed, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&dev->view_lock);
+	return r;
+}
+
 ION_EXPORT int ion_device_get_constraint_count(const struct ion_device *dev)
 {
-	return dev ? (int)dev->view.n : -EINVAL;
+	int r;
+
+	if (!dev)
+		return -EINVAL;
+	r = ensure_view(dev);
+	return r < 0 ? r : (int)dev->view.n;
 }
 
 ION_EXPORT int ion_device_get_constraint(const struct ion_device *dev,
@@ -991,7 +1093,9 @@ ION_EXPORT int ion_device_get_constraint(const struct ion_device *dev,
 					 const char **ret_value,
 					 const char **ret_source)
 {
-	return ion_attrs_get(dev ? &dev->view : NULL, index, ret_key, ret_value, ret_source);
+	int r = dev ? ensure_view(dev) : -EINVAL;
+
+	return r < 0 ? r : ion_attrs_get(&dev->view, index, ret_key, ret_value, ret_source);
 }
 
 ION_EXPORT int ion_device_get_fact_count(const struct ion_device *dev)

@@ -7,6 +7,7 @@
 #ifndef LIBION_DEVICE_H
 #define LIBION_DEVICE_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -38,7 +39,11 @@ struct ion_device {
 	bool has_devnum;
 	struct ion_constraint constraint;
 	struct ion_attrs facts;	/* what discovery read and derived, with where */
-	struct ion_attrs view;	/* the constraint as key, value, source */
+	/* The constraint as key, value, source: worded when first asked, so
+	 * that reading a hundred devices at discovery stays cheap. */
+	pthread_mutex_t view_lock;
+	atomic_bool viewed;
+	struct ion_attrs view;
 	char **strings;		/* sources the constraint points into */
 };
 

@@ -142,6 +142,7 @@ void ion_registry_free(struct ion_registry *reg)
 		heap_free(reg->heaps[i]);
 	free(reg->heaps);
 	ion_conf_free(reg->conf);
+	free(reg->root);
 	ion_board_facts_clear(&reg->board);
 	ion_attrs_clear(&reg->boards);
 	free(reg);
@@ -369,22 +370,25 @@ static int read_ram_bits(struct ion_ctx *ctx, struct ion_registry *reg)
 	_cleanup_free_ char *memmap = ion_ctx_path(ctx, "/sys/firmware/memmap");
 	_cleanup_free_ char *meminfo = ion_ctx_path(ctx, "/proc/meminfo");
 	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int memdir = -1;
 	uint64_t end = 0;
 	struct dirent **names;
 	int n;
 
 	if (!memmap || !meminfo)
 		return -ENOMEM;
-	n = scandir(memmap, &names, NULL, NULL);
+	memdir = ion_sysfs_open_dir(AT_FDCWD, memmap);
+	n = memdir < 0 ? -1 : scandir(memmap, &names, NULL, NULL);
 	for (int i = 0; i < n; i++) {
-		_cleanup_free_ char *dir = NULL, *type = NULL, *last = NULL;
+		_cleanup_free_ char *type = NULL, *last = NULL;
+		_cleanup_close_ int dir = -1;
 		uint64_t e;
 
 		if (names[i]->d_name[0] != '.' &&
-		    asprintf(&dir, "%s/%s", memmap, names[i]->d_name) >= 0 &&
-		    ion_sysfs_read_at(dir, "type", &type) == 0 &&
+		    (dir = ion_sysfs_open_dir(memdir, names[i]->d_name)) >= 0 &&
+		    ion_sysfs_read_at(dir, "type", &type, NULL) == 0 &&
 		    strcmp(type, "System RAM") == 0 &&
-		    ion_sysfs_read_at(dir, "end", &last) == 0 &&
+		    ion_sysfs_read_at(dir, "end", &last, NULL) == 0 &&
 		    ion_parse_u64(last, 16, &e) == 0 && e + 1 > end)
 			end = e + 1;
 		free(names[i]);
@@ -475,6 +479,14 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 
 	if (!reg)
 		return -ENOMEM;
+	if (ctx->sysroot[0] && !(reg->root = realpath(ctx->sysroot, NULL))) {
+		r = errno == ENOMEM ? -ENOMEM : 0;
+		ion_dbg(ctx, "sysroot %s: %m", ctx->sysroot);
+		if (r < 0) {
+			free(reg);
+			return r;
+		}
+	}
 	r = ion_board_read(ctx->sysroot, &reg->board);
 	if (r == 0)
 		r = load_conf(ctx, reg);

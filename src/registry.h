@@ -61,6 +61,7 @@ struct ion_registry {
 	struct ion_heap **heaps;
 	unsigned int n_heaps;
 	const struct ion_heap *by_id[ION_MAX_IDS]; /* the compat view */
+	char *root;			/* the sysroot's real path, or NULL for "/" */
 	struct ion_conf *conf;		/* what heaps.d says for this board */
 	struct ion_board_facts board;
 	struct ion_attrs boards;	/* the [Board] sections that matched */

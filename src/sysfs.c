@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: MIT
 #include <limits.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "sysfs.h"
 #include "util.h"
 
-int ion_sysfs_read(const char *path, char **ret, size_t *ret_len)
+int ion_sysfs_open_dir(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? neg_errno() : fd;
+}
+
+int ion_sysfs_read_at(int dirfd, const char *name, char **ret, size_t *ret_len)
 {
 	size_t len;
-	int r = ion_read_file(path, ION_SYSFS_MAX, ret, &len);
+	int r = ion_read_file_at(dirfd, name, ION_SYSFS_MAX, ret, &len);
 
 	if (r < 0)
 		return r == -EBADFD || r == -EISDIR ? -EINVAL : r;
@@ -21,39 +28,34 @@ int ion_sysfs_read(const char *path, char **ret, size_t *ret_len)
 	return 0;
 }
 
-int ion_sysfs_read_at(const char *dir, const char *name, char **ret)
-{
-	_cleanup_free_ char *path = NULL;
-
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		return -ENOMEM;
-	return ion_sysfs_read(path, ret, NULL);
-}
-
-int ion_sysfs_read_u64(const char *dir, const char *name, uint64_t *ret)
+int ion_sysfs_read_u64_at(int dirfd, const char *name, uint64_t *ret)
 {
 	_cleanup_free_ char *text = NULL;
-	int r = ion_sysfs_read_at(dir, name, &text);
+	int r = ion_sysfs_read_at(dirfd, name, &text, NULL);
 
 	return r < 0 ? r : ion_parse_u64(text, 10, ret);
 }
 
-int ion_sysfs_link_name(const char *dir, const char *name, char **ret)
+int ion_sysfs_link_name_at(int dirfd, const char *name, char **ret)
 {
-	_cleanup_free_ char *path = NULL;
 	char target[PATH_MAX];
 	const char *base;
 	ssize_t n;
 
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		return -ENOMEM;
-	n = readlink(path, target, sizeof(target) - 1);
+	n = readlinkat(dirfd, name, target, sizeof(target) - 1);
 	if (n < 0)
 		return neg_errno();
 	target[n] = '\0';
 	base = strrchr(target, '/');
 	*ret = strdup(base ? base + 1 : target);
 	return *ret ? 0 : -ENOMEM;
+}
+
+bool ion_sysfs_exists_at(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 char **ion_split_nul_list(const char *text, size_t len)
@@ -84,14 +86,4 @@ void ion_strv_free(char **strv)
 	for (char **s = strv; s && *s; s++)
 		free(*s);
 	free(strv);
-}
-
-bool ion_sysfs_exists(const char *dir, const char *name)
-{
-	_cleanup_free_ char *path = NULL;
-	struct stat st;
-
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		return false;
-	return lstat(path, &st) == 0;
 }

@@ -97,7 +97,8 @@ size_t ion_page_size(void)
 	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
-int ion_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
+int ion_read_file_at(int dirfd, const char *path, size_t max, char **ret_text,
+		      size_t *ret_len)
 {
 	_cleanup_close_ int fd = -1;
 	_cleanup_free_ char *buf = NULL;
@@ -105,7 +106,7 @@ int ion_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len
 	struct stat st;
 
 	/* O_NONBLOCK: a FIFO in place of a file must not hang discovery. */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return neg_errno();
 	if (fstat(fd, &st) < 0)
@@ -150,6 +151,10 @@ int ion_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len
 		if (r == 0)
 			break;
 		len += (size_t)r;
+		/* A short read of a regular file is its end (sysfs gives an
+		 * attribute in one read): spare the read that says so. */
+		if (len < size && S_ISREG(st.st_mode))
+			break;
 	}
 	if (len > max)
 		return -EFBIG;
@@ -157,4 +162,9 @@ int ion_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len
 	*ret_text = steal_ptr(&buf);
 	*ret_len = len;
 	return 0;
+}
+
+int ion_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
+{
+	return ion_read_file_at(AT_FDCWD, path, max, ret_text, ret_len);
 }

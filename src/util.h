@@ -74,5 +74,8 @@ size_t ion_page_size(void);
  * NUL-terminated; 0, or a negative errno (-EFBIG past max).
  */
 int ion_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len);
+/* The same relative to a directory fd (AT_FDCWD for none). */
+int ion_read_file_at(int dirfd, const char *path, size_t max, char **ret_text,
+		     size_t *ret_len);
 
 #endif

@@ -400,7 +400,11 @@ int ion_solution_get_heap_count(const struct ion_solution *solution);
 /* The index-th best heap, or NULL past the end.  Since: 1.0 */
 const struct ion_heap *ion_solution_get_heap(const struct ion_solution *solution,
 					     unsigned int index);
-/* How many heaps were left out.  Since: 1.0 */
+/*
+ * How many rejections there are (see below).  The reasons are worded on
+ * the first call, not when solving, so that solving stays cheap: then
+ * -ENOMEM is possible (and the next call tries again).  Since: 1.0
+ */
 int ion_solution_get_rejection_count(const struct ion_solution *solution);
 /*
  * The index-th rejection: a heap, the device that excluded it (NULL when
@@ -409,7 +413,7 @@ int ion_solution_get_rejection_count(const struct ion_solution *solution);
  * physically contiguous memory, and system is scattered (Contiguous,
  * 50-qemu.conf:14)").  A heap several devices exclude appears once per
  * device.  Strings live as long as the solution.
- * Errors: -EINVAL; -ENOENT past the end.  Since: 1.0
+ * Errors: -EINVAL; -ENOENT past the end; -ENOMEM.  Since: 1.0
  */
 int ion_solution_get_rejection(const struct ion_solution *solution,
 			       unsigned int index,
