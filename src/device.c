@@ -92,8 +92,9 @@ static void device_free(struct ion_device *dev)
 	free(dev->constraint.own_heap);
 	ion_conf_props_clear(&dev->constraint.props);
 	ion_attrs_clear(&dev->facts);
-	ion_attrs_clear(&dev->view);
-	pthread_mutex_destroy(&dev->view_lock);
+	if (atomic_load_explicit(&dev->view, memory_order_acquire))
+		ion_attrs_clear(atomic_load_explicit(&dev->view, memory_order_acquire));
+	free(atomic_load_explicit(&dev->view, memory_order_acquire));
 	ion_strv_free(dev->strings);
 	free(dev);
 }
@@ -631,7 +632,7 @@ static void fill_unset(struct ion_conf_props *to, struct ion_conf_props *from)
 	}
 }
 
-static int build_view(struct ion_device *dev)
+static int build_view(const struct ion_device *dev, struct ion_attrs *view)
 {
 	const struct ion_constraint *c = &dev->constraint;
 	int r = 0;
@@ -646,17 +647,17 @@ static int build_view(struct ion_device *dev)
 		if (!value)
 			return -ENOMEM;
 		if (f->src.line)
-			r = ion_attrs_add(&dev->view, ion_conf_key_name(device_keys[i]), value,
+			r = ion_attrs_add(view, ion_conf_key_name(device_keys[i]), value,
 					  "%s:%u", f->src.file, f->src.line);
 		else
-			r = ion_attrs_add(&dev->view, ion_conf_key_name(device_keys[i]), value,
+			r = ion_attrs_add(view, ion_conf_key_name(device_keys[i]), value,
 					  "%s", f->src.file ? f->src.file : "?");
 	}
 	if (r == 0 && c->own_heap)
-		r = ion_attrs_add(&dev->view, "OwnHeap", c->own_heap,
+		r = ion_attrs_add(view, "OwnHeap", c->own_heap,
 				  "derived: a DRM device's own dumb buffers always fit it");
 	if (r == 0 && c->prefer_uncached)
-		r = ion_attrs_add(&dev->view, "PreferUncached", "yes", "%s",
+		r = ion_attrs_add(view, "PreferUncached", "yes", "%s",
 				  c->prefer_uncached_src.file);
 	return r;
 }
@@ -704,12 +705,10 @@ static struct ion_device *device_new(const char *name)
 	if (!dev)
 		return NULL;
 	atomic_init(&dev->refcount, 1);
-	atomic_init(&dev->viewed, false);
-	pthread_mutex_init(&dev->view_lock, NULL);
+	atomic_init(&dev->view, NULL);
 	dev->name = strdup(name);
 	dev->constraint.device = dev->name;
 	if (!dev->name) {
-		pthread_mutex_destroy(&dev->view_lock);
 		free(dev);
 		return NULL;
 	}
@@ -1058,34 +1057,38 @@ ION_EXPORT const char *ion_device_get_driver(const struct ion_device *dev)
 	return dev ? (dev->drm_driver ? dev->drm_driver : dev->driver) : NULL;
 }
 
-/* Words the constraint once; 0 or -ENOMEM (then again next time). */
-static int ensure_view(const struct ion_device *device)
+/* The constraint worded, on first use; NULL on ENOMEM (then again next
+ * time).  Two threads may both word it: one result stays. */
+static const struct ion_attrs *get_view(const struct ion_device *device)
 {
 	struct ion_device *dev = (struct ion_device *)device;
-	int r = 0;
+	struct ion_attrs *view = atomic_load_explicit(&dev->view, memory_order_acquire);
+	struct ion_attrs *expected = NULL;
+	int r;
 
-	if (atomic_load_explicit(&dev->viewed, memory_order_acquire))
-		return 0;
-	pthread_mutex_lock(&dev->view_lock);
-	if (!atomic_load_explicit(&dev->viewed, memory_order_relaxed)) {
-		r = build_view(dev);
-		if (r < 0)
-			ion_attrs_clear(&dev->view);
-		else
-			atomic_store_explicit(&dev->viewed, true, memory_order_release);
+	if (view)
+		return view;
+	view = calloc(1, sizeof(*view));
+	r = view ? build_view(dev, view) : -ENOMEM;
+	if (r < 0 || !atomic_compare_exchange_strong_explicit(&dev->view, &expected, view,
+							      memory_order_acq_rel,
+							      memory_order_acquire)) {
+		if (view)
+			ion_attrs_clear(view);
+		free(view);
+		return r < 0 ? NULL : expected;
 	}
-	pthread_mutex_unlock(&dev->view_lock);
-	return r;
+	return view;
 }
 
 ION_EXPORT int ion_device_get_constraint_count(const struct ion_device *dev)
 {
-	int r;
+	const struct ion_attrs *view;
 
 	if (!dev)
 		return -EINVAL;
-	r = ensure_view(dev);
-	return r < 0 ? r : (int)dev->view.n;
+	view = get_view(dev);
+	return view ? (int)view->n : -ENOMEM;
 }
 
 ION_EXPORT int ion_device_get_constraint(const struct ion_device *dev,
@@ -1093,9 +1096,12 @@ ION_EXPORT int ion_device_get_constraint(const struct ion_device *dev,
 					 const char **ret_value,
 					 const char **ret_source)
 {
-	int r = dev ? ensure_view(dev) : -EINVAL;
+	const struct ion_attrs *view;
 
-	return r < 0 ? r : ion_attrs_get(&dev->view, index, ret_key, ret_value, ret_source);
+	if (!dev)
+		return -EINVAL;
+	view = get_view(dev);
+	return view ? ion_attrs_get(view, index, ret_key, ret_value, ret_source) : -ENOMEM;
 }
 
 ION_EXPORT int ion_device_get_fact_count(const struct ion_device *dev)

@@ -66,6 +66,25 @@ void ion_heap_set_unavailable(struct ion_heap *heap, int error,
 	va_end(args);
 }
 
+int ion_heap_open_node(struct ion_ctx *ctx, struct ion_heap *heap, int flags,
+		       const char *subsystem, const char *name, int *ret_fd)
+{
+	const char *why = NULL;
+	int fd = ion_open_device_node(ctx->sysroot, heap->node, flags, subsystem, name, &why);
+
+	*ret_fd = fd < 0 ? -1 : fd;
+	if (fd >= 0)
+		return 0;
+	if (ion_errno_transient(fd))
+		return fd;
+	if (why)
+		ion_heap_set_unavailable(heap, fd, "%s %s (wanted: %s%s%s)", heap->node, why,
+					 subsystem, name ? " " : "", name ? name : "");
+	else
+		ion_heap_set_unavailable(heap, fd, "open %s: %s", heap->node, strerror(-fd));
+	return 0;
+}
+
 const struct ion_heap *ion_registry_find(const struct ion_registry *reg,
 					 const char *name)
 {
@@ -395,15 +414,38 @@ static int read_ram_bits(struct ion_ctx *ctx, struct ion_registry *reg)
 	}
 	if (n >= 0)
 		free(names);
-	if (!end && ion_sysfs_read(meminfo, &text, NULL) == 0) {
+	if (ion_sysfs_read(meminfo, &text, NULL) == 0) {
 		const char *total = strstr(text, "MemTotal:");
+		const char *cma = strstr(text, "CmaTotal:");
 		unsigned long long kib;
 
-		if (total && sscanf(total, "MemTotal: %llu kB", &kib) == 1)
-			end = (uint64_t)kib << 10;
+		if (total && sscanf(total, "MemTotal: %llu kB", &kib) == 1 && kib < (1ULL << 53))
+			reg->mem_total = (uint64_t)kib << 10;
+		if (cma && sscanf(cma, "CmaTotal: %llu kB", &kib) == 1 && kib < (1ULL << 53))
+			reg->cma_total = (uint64_t)kib << 10;
 	}
+	if (!end)
+		end = reg->mem_total;
 	reg->ram_bits = end ? bits_for(end) : 64;
 	return 0;
+}
+
+/*
+ * The longest buffer a heap can ever give, so that a request for more is
+ * -ENOMEM at once instead of the OOM killer or a SIGBUS later: what its
+ * backend knows (udmabuf's module limit, ION's contiguous heap), else the
+ * CMA area for a CMA heap, else half of memory, the rule of Android ION's
+ * system heap.  A board file's MaxSize has the last word.
+ */
+static uint64_t default_max_len(const struct ion_registry *reg, const struct ion_heap *h)
+{
+	uint64_t half = reg->mem_total ? reg->mem_total / 2 : UINT64_MAX;
+
+	if (h->max_len)
+		return h->max_len < half ? h->max_len : half;
+	if ((h->type == ION_HEAP_TYPE_DMA || ion_is_cma_name(h->kernel_name)) && reg->cma_total)
+		return reg->cma_total;
+	return half;
 }
 
 /* The [Heap] sections that name a heap: what it is, by the board's word. */
@@ -417,6 +459,7 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 	if (!h->address_bits || h->address_bits > reg->ram_bits)
 		h->address_bits = reg->ram_bits;
 	h->alignment = ion_page_size();
+	h->max_len = default_max_len(reg, h);
 	if (!reg->conf)
 		return 0;
 	if (ion_conf_apply_heap(reg->conf, h->kernel_name, &props) < 0 ||
@@ -456,6 +499,8 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 		h->alignment = (size_t)f[ION_KEY_ALIGNMENT].v.u;
 	if (f[ION_KEY_PREFERENCE].set)
 		h->preference = (int)f[ION_KEY_PREFERENCE].v.i;
+	if (f[ION_KEY_MAX_SIZE].set)
+		h->max_len = f[ION_KEY_MAX_SIZE].v.u;
 	if (f[ION_KEY_ANDROID_ID].set)
 		h->id = (int)f[ION_KEY_ANDROID_ID].v.u;
 	for (int k = 0; r == 0 && k < ION_KEY_COUNT; k++) {
@@ -524,16 +569,17 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 int ion_registry_discover(struct ion_ctx *ctx, const struct ion_registry **ret)
 {
 	struct ion_registry *reg;
-	int r = 0;
+	int r = 0, state;
 
-	pthread_mutex_lock(&ctx->discover_lock);
+	/* Not cancellable halfway, and never held across a fork(). */
+	ion_ctx_lock(ctx, &state);
 	reg = atomic_load_explicit(&ctx->registry, memory_order_relaxed);
 	if (!reg) {
 		r = discover(ctx, &reg);
 		if (r == 0)
 			atomic_store_explicit(&ctx->registry, reg, memory_order_release);
 	}
-	pthread_mutex_unlock(&ctx->discover_lock);
+	ion_ctx_unlock(ctx, state);
 	if (r == 0)
 		*ret = reg;
 	return r;
