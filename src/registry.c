@@ -139,9 +139,8 @@ static void heap_free(struct ion_heap *h)
 		h->backend->destroy(h);
 	free(h->name);
 	free(h->kernel_name);
-	for (char **a = h->aliases; a && *a; a++)
-		free(*a);
-	free(h->aliases);
+	ion_strv_free(h->aliases);
+	ion_strv_free(h->merged);
 	free(h->node);
 	free(h->reason);
 	free(h->memory_key);
@@ -175,20 +174,25 @@ static void remove_heap(struct ion_registry *reg, unsigned int i)
 	reg->n_heaps--;
 }
 
-static int add_alias(struct ion_heap *heap, const char *alias)
+static int strv_add(char ***strv, const char *s)
 {
 	size_t n = 0;
 	char **grown;
 
-	while (heap->aliases && heap->aliases[n])
+	while (*strv && (*strv)[n])
 		n++;
-	grown = realloc(heap->aliases, (n + 2) * sizeof(*grown));
+	grown = realloc(*strv, (n + 2) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
-	heap->aliases = grown;
-	grown[n] = strdup(alias);
+	*strv = grown;
+	grown[n] = strdup(s);
 	grown[n + 1] = NULL;
 	return grown[n] ? 0 : -ENOMEM;
+}
+
+static int add_alias(struct ion_heap *heap, const char *alias)
+{
+	return strv_add(&heap->aliases, alias);
 }
 
 /*
@@ -223,6 +227,12 @@ static int merge_same_memory(struct ion_ctx *ctx, struct ion_registry *reg)
 				keep->kernel_name);
 			if (h->backend == keep->backend && add_alias(keep, h->kernel_name) < 0)
 				return -ENOMEM;
+			/* What board files say of the name that goes still holds. */
+			if (strv_add(&keep->merged, h->kernel_name) < 0)
+				return -ENOMEM;
+			for (char **m = h->merged; m && *m; m++)
+				if (strv_add(&keep->merged, *m) < 0)
+					return -ENOMEM;
 			remove_heap(reg, j--);
 		}
 	}
@@ -448,7 +458,40 @@ static uint64_t default_max_len(const struct ion_registry *reg, const struct ion
 	return half;
 }
 
-/* The [Heap] sections that name a heap: what it is, by the board's word. */
+/*
+ * The [Heap] sections for a heap: those of its kernel name, its name, and
+ * the kernel names of the heaps merged into it, in that order.  0 or
+ * -ENOMEM.
+ */
+static int heap_sections(const struct ion_registry *reg, const struct ion_heap *h,
+			 struct ion_conf_props *props)
+{
+	int r = ion_conf_apply_heap(reg->conf, h->kernel_name, props);
+
+	if (r >= 0 && strcmp(h->name, h->kernel_name))
+		r = ion_conf_apply_heap(reg->conf, h->name, props);
+	for (char **m = h->merged; r >= 0 && m && *m; m++)
+		r = ion_conf_apply_heap(reg->conf, *m, props);
+	return r < 0 ? r : 0;
+}
+
+/* Before the merge: the board's Memory, which decides what merges. */
+static int heap_memory(const struct ion_registry *reg, struct ion_heap *h)
+{
+	struct ion_conf_props props = { 0 };
+	int r = reg->conf ? heap_sections(reg, h, &props) : 0;
+
+	if (r == 0 && props.f[ION_KEY_MEMORY].set) {
+		free(h->memory_key);
+		h->memory_key = strdup(props.f[ION_KEY_MEMORY].v.s);
+		if (!h->memory_key)
+			r = -ENOMEM;
+	}
+	ion_conf_props_clear(&props);
+	return r;
+}
+
+/* After it: what the heap is, by the board's word. */
 static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 {
 	struct ion_conf_props props = { 0 };
@@ -462,17 +505,9 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 	h->max_len = default_max_len(reg, h);
 	if (!reg->conf)
 		return 0;
-	if (ion_conf_apply_heap(reg->conf, h->kernel_name, &props) < 0 ||
-	    (strcmp(h->name, h->kernel_name) &&
-	     ion_conf_apply_heap(reg->conf, h->name, &props) < 0)) {
+	if (heap_sections(reg, h, &props) < 0) {
 		ion_conf_props_clear(&props);
 		return -ENOMEM;
-	}
-	if (f[ION_KEY_MEMORY].set) {
-		free(h->memory_key);
-		h->memory_key = strdup(f[ION_KEY_MEMORY].v.s);
-		if (!h->memory_key)
-			r = -ENOMEM;
 	}
 	for (char **a = f[ION_KEY_ALIASES].set ? f[ION_KEY_ALIASES].v.list.v : NULL;
 	     r == 0 && a && *a; a++)
@@ -540,9 +575,11 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]) && r == 0; i++)
 		r = backends[i]->probe(ctx, reg);
 	for (unsigned int i = 0; i < reg->n_heaps && r == 0; i++)
-		r = annotate_heap(reg, reg->heaps[i]);
+		r = heap_memory(reg, reg->heaps[i]);
 	if (r == 0)
 		r = merge_same_memory(ctx, reg);
+	for (unsigned int i = 0; i < reg->n_heaps && r == 0; i++)
+		r = annotate_heap(reg, reg->heaps[i]);
 	if (r == 0)
 		r = unique_names(reg);
 	if (r == 0) {

@@ -34,6 +34,7 @@ struct ion_heap {
 	char *name;		/* unique in the registry: what users ask for */
 	char *kernel_name;	/* what the kernel calls it */
 	char **aliases;		/* other names that find it, NULL-terminated, or NULL */
+	char **merged;		/* kernel names of the heaps merged into it, or NULL */
 	char *node;		/* device node, or NULL */
 	char *reason;		/* why unavailable, or NULL */
 	char *memory_key;	/* same key = same memory, or NULL: unique */

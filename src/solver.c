@@ -296,16 +296,38 @@ int ion_solve(const struct ion_registry *reg, const struct ion_request *req,
 	if (req->heap_name) {
 		named = ion_registry_find_named(reg, req->heap_name);
 		if (!named) {
+			for (unsigned int i = 0; i < reg->n_heaps; i++)
+				if (reject(rej, reg->heaps[i], NULL,
+					   "not the heap asked for: no heap is called %s",
+					   req->heap_name) < 0)
+					return -ENOMEM;
 			*ret_error = -ENODEV;
 			return 0;
 		}
 	}
-	if (req->heap_mask && !named && !req->n_constraints) {
+	if (req->heap_mask && !named) {
+		/* ION's order and the uncached variants first, then what the
+		 * devices say of each, in that order. */
 		int r = solve_mask(reg, req, heaps, &n_long, rej);
 
-		if (r == 0)
+		for (int i = 0; i < r; i++) {
+			bool out = false;
+
+			for (size_t k = 0; k < req->n_constraints; k++) {
+				int rc = check_constraint(heaps[i], req->constraints[k], rej);
+
+				if (rc < 0)
+					return rc;
+				out |= rc > 0;
+			}
+			if (!out)
+				heaps[n++] = heaps[i];
+		}
+		if (r < 0)
+			return r;
+		if (n == 0)
 			*ret_error = n_long ? -ENOMEM : -ENODEV;
-		return r;
+		return (int)n;
 	}
 	for (size_t k = 0; k < req->n_constraints; k++)
 		prefer_uncached |= req->constraints[k]->prefer_uncached;
