@@ -10,8 +10,10 @@
 
 #include <ion/ion.h>
 
+#include "alloc.h"
 #include "backend.h"
 #include "device.h"
+#include "pool.h"
 #include "solver.h"
 
 #define CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
@@ -120,8 +122,16 @@ static int alloc_from(struct ion_ctx *ctx, const struct ion_request *req,
 
 	for (unsigned int i = 0; i < n; i++) {
 		const struct ion_heap *heap = heaps[i];
+		struct ion_pool *pool;
 
-		r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
+		if (req->len > heap->max_len) {
+			r = -ENOMEM; /* a pool's longer request than the solution's */
+		} else if ((pool = ion_pools_heap_pool(ctx, heap, req->flags & CACHE_FLAGS))) {
+			/* The board keeps buffers of this heap ready. */
+			r = ion_pool_get(pool, req->len, ret_fd);
+		} else {
+			r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
+		}
 		if (r == 0) {
 			if (ret_heap)
 				*ret_heap = heap;
@@ -483,4 +493,72 @@ ION_EXPORT int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask
 	if (!heap_id_mask)
 		return -ENODEV;
 	return request_allocate(ctx, &req, ret_fd, ret_heap);
+}
+
+/* ---- for the pools ---- */
+
+int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
+			   int *ret_fd, const struct ion_heap **ret_heap)
+{
+	struct ion_request req = solution->req;
+	int r = ion_round_len(len, &req.len);
+
+	if (r < 0)
+		return r;
+	/* Straight to the backends: the pool asking is the pool. */
+	for (unsigned int i = 0; i < solution->n_heaps; i++) {
+		const struct ion_heap *heap = solution->heaps[i];
+
+		r = req.len > heap->max_len ? -ENOMEM
+					    : heap->backend->alloc(heap, req.len,
+								   req.flags & CACHE_FLAGS, ret_fd);
+		if (r == 0) {
+			if (ret_heap)
+				*ret_heap = heap;
+			return 0;
+		}
+		if (r != -ENOMEM || !req.fallback)
+			return r;
+	}
+	return solution->n_heaps ? r : solution->error;
+}
+
+struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution)
+{
+	return solution->ctx;
+}
+
+int ion_solution_for_heap(struct ion_ctx *ctx, const struct ion_heap *heap,
+			  unsigned int flags, struct ion_solution **ret)
+{
+	struct ion_alloc_config *config;
+	int r = ion_alloc_config_new(&config);
+
+	if (r == 0)
+		r = ion_alloc_config_set_size(config, ion_page_size());
+	if (r == 0)
+		r = ion_alloc_config_set_heap(config, heap->name);
+	if (r == 0)
+		r = ion_alloc_config_set_flags(config, flags);
+	if (r == 0)
+		r = ion_ctx_solve(ctx, config, ret);
+	ion_alloc_config_free(config);
+	return r;
+}
+
+bool ion_solution_pool_hints(const struct ion_solution *solution, unsigned int index,
+			     const struct ion_pool_hint **ret_hints, size_t *ret_n)
+{
+	const struct ion_conf_field *f;
+
+	*ret_hints = NULL;
+	*ret_n = 0;
+	if (!solution->set || index >= solution->set->n)
+		return false;
+	f = &solution->set->constraints[index]->props.f[ION_KEY_POOL];
+	if (f->set) {
+		*ret_hints = f->v.pool.v;
+		*ret_n = f->v.pool.n;
+	}
+	return true;
 }

@@ -117,6 +117,7 @@ ION_EXPORT int ion_ctx_new(const char *sysroot, struct ion_ctx **ret_ctx)
 	atomic_init(&ctx->refcount, 1);
 	atomic_init(&ctx->registry, NULL);
 	pthread_mutex_init(&ctx->discover_lock, NULL);
+	ion_pools_init(&ctx->pools);
 	ctx->log_fn = log_stderr;
 	ctx->log_priority = log_priority_from_env();
 	*ret_ctx = ctx;
@@ -138,6 +139,8 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 	if (atomic_fetch_sub_explicit(&ctx->refcount, 1,
 				      memory_order_acq_rel) != 1)
 		return NULL;
+	/* The pools first: the heap pools allocate from the registry's heaps. */
+	ion_pools_fini(&ctx->pools);
 	ion_registry_free(atomic_load_explicit(&ctx->registry, memory_order_acquire));
 	pthread_mutex_destroy(&ctx->discover_lock);
 	free(ctx->heaps_path);

@@ -9,6 +9,7 @@
 
 #include <ion/libion.h>
 
+#include "pool.h"
 #include "util.h"
 
 /* Marks the definition of a public call (the build hides everything else). */
@@ -28,6 +29,8 @@ struct ion_ctx {
 	pthread_mutex_t discover_lock;
 	/* NULL until discovery succeeds; immutable once set. */
 	_Atomic(struct ion_registry *) registry;
+
+	struct ion_pools pools;	/* mutable, with locks of their own */
 };
 
 void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,

@@ -145,6 +145,7 @@ static void heap_free(struct ion_heap *h)
 	free(h->reason);
 	free(h->memory_key);
 	free(h->sysfs_device);
+	free(h->pool_hints);
 	ion_attrs_clear(&h->attrs);
 	free(h);
 }
@@ -536,6 +537,14 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 		h->preference = (int)f[ION_KEY_PREFERENCE].v.i;
 	if (f[ION_KEY_MAX_SIZE].set)
 		h->max_len = f[ION_KEY_MAX_SIZE].v.u;
+	if (f[ION_KEY_POOL].set && f[ION_KEY_POOL].v.pool.n) {
+		h->pool_hints = malloc(f[ION_KEY_POOL].v.pool.n * sizeof(*h->pool_hints));
+		if (!h->pool_hints)
+			r = -ENOMEM;
+		else
+			memcpy(h->pool_hints, f[ION_KEY_POOL].v.pool.v,
+			       (h->n_pool_hints = f[ION_KEY_POOL].v.pool.n) * sizeof(*h->pool_hints));
+	}
 	if (f[ION_KEY_ANDROID_ID].set)
 		h->id = (int)f[ION_KEY_ANDROID_ID].v.u;
 	for (int k = 0; r == 0 && k < ION_KEY_COUNT; k++) {

@@ -55,6 +55,9 @@ struct ion_heap {
 	 * as a sysfs path without the sysroot, or NULL. */
 	char *sysfs_device;
 	struct ion_attrs attrs;	/* what the board files said, with file:line */
+	/* The board's Pool hint: keep these buffers ready (pool.c). */
+	struct ion_pool_hint *pool_hints;
+	size_t n_pool_hints;
 };
 
 struct ion_device;
