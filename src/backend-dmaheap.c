@@ -76,9 +76,25 @@ static int add_heap(struct ion_ctx *ctx, struct dmaheap_heap *dh, const char *di
 	struct ion_heap *heap = &dh->heap;
 	int r;
 
+	char target[256];
+	ssize_t n;
+
 	if (asprintf(&heap->node, "%s/%s", dir, name) < 0) {
 		heap->node = NULL;
 		return -ENOMEM;
+	}
+	/*
+	 * A link to another heap of the folder (Pi OS's udev rule makes
+	 * vidbuf_cached -> linux,cma) is that heap under a second name: the
+	 * same description and memory, so that the registry merges the two.
+	 */
+	n = readlink(heap->node, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		if (strncmp(target, "./", 2) == 0)
+			memmove(target, target + 2, strlen(target + 2) + 1);
+		if (!strchr(target, '/') && target[0] != '.')
+			name = target;
 	}
 	r = describe(heap, name);
 	if (r < 0)

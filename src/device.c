@@ -37,6 +37,7 @@
 #include "device.h"
 #include "registry.h"
 #include "sysfs.h"
+#include "uapi/drm.h"
 #include "uapi/videodev2.h"
 
 /* The device keys, in the order the tools show them. */
@@ -266,6 +267,64 @@ static int read_v4l2_card(struct ion_ctx *ctx, struct ion_device *dev)
 	return dev->v4l2_card ? 0 : -ENOMEM;
 }
 
+/* The GEM heap of the DRM device at parent, if discovery found one. */
+static const struct ion_heap *own_gem_heap(const struct ion_registry *reg,
+					   const char *parent)
+{
+	for (unsigned int i = 0; parent && i < reg->n_heaps; i++) {
+		const struct ion_heap *h = reg->heaps[i];
+
+		if (h->sysfs_device && strcmp(h->sysfs_device, parent) == 0)
+			return h;
+	}
+	return NULL;
+}
+
+/*
+ * DRM_IOCTL_VERSION's name.  GEM discovery asked it of a device with
+ * dumb buffers; a render-only GPU (v3d, panfrost, etnaviv) is asked here
+ * through its render node, which makes no one DRM master.  The kernel
+ * driver's name stands in where neither can be asked.
+ */
+static int read_drm_driver(struct ion_ctx *ctx, const struct ion_registry *reg,
+			   struct ion_device *dev)
+{
+	const struct ion_heap *own = own_gem_heap(reg, dev->parent);
+	_cleanup_free_ char *drm_dir = NULL;
+	struct dirent **names;
+	int n;
+
+	/* A GEM heap that could not learn the name carries its node's. */
+	if (own && strcmp(own->kernel_name, own->name) != 0)
+		return (dev->drm_driver = strdup(own->kernel_name)) ? 0 : -ENOMEM;
+	if (dev->parent && asprintf(&drm_dir, "%s%s/drm", ctx->sysroot, dev->parent) < 0)
+		return -ENOMEM;
+	n = drm_dir ? scandir(drm_dir, &names, NULL, alphasort) : -1;
+	for (int i = 0; i < n; i++) {
+		char node[64], name[64] = "";
+		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+		_cleanup_free_ char *path = NULL;
+		const char *why;
+		int fd;
+
+		if (!dev->drm_driver && strncmp(names[i]->d_name, "renderD", 7) == 0 &&
+		    snprintf(node, sizeof(node), "/dev/dri/%s", names[i]->d_name) > 0 &&
+		    (path = ion_ctx_path(ctx, node))) {
+			fd = ion_open_device_node(ctx->sysroot, path, O_RDWR, "drm", NULL, &why);
+			if (fd >= 0 && ion_ioctl_retry(fd, DRM_IOCTL_VERSION, &v) == 0 && name[0])
+				dev->drm_driver = strndup(name, v.name_len < sizeof(name) ? v.name_len
+											: sizeof(name) - 1);
+			closep(&fd);
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	if (!dev->drm_driver && dev->driver && !(dev->drm_driver = strdup(dev->driver)))
+		return -ENOMEM;
+	return 0;
+}
+
 #if HAVE_LIBUDEV
 static int copy_udev_properties(struct udev_device *ud, char ***ret)
 {
@@ -324,19 +383,6 @@ static int read_udev(struct ion_ctx *ctx, struct ion_device *dev)
 }
 #endif
 
-/* The GEM heap of the DRM device at parent, if discovery found one. */
-static const struct ion_heap *own_gem_heap(const struct ion_registry *reg,
-					   const char *parent)
-{
-	for (unsigned int i = 0; parent && i < reg->n_heaps; i++) {
-		const struct ion_heap *h = reg->heaps[i];
-
-		if (h->sysfs_device && strcmp(h->sysfs_device, parent) == 0)
-			return h;
-	}
-	return NULL;
-}
-
 static int read_facts(struct ion_ctx *ctx, const struct ion_registry *reg,
 		      struct ion_device *dev, struct dirs *d)
 {
@@ -389,13 +435,9 @@ static int read_facts(struct ion_ctx *ctx, const struct ion_registry *reg,
 			return -ENOMEM;
 	}
 	if (dev->subsystem && strcmp(dev->subsystem, "drm") == 0) {
-		const struct ion_heap *own = own_gem_heap(reg, dev->parent);
-
-		/* DRM_IOCTL_VERSION's name, which GEM discovery asked. */
-		if (own && !(dev->drm_driver = strdup(own->kernel_name)))
-			return -ENOMEM;
-		if (!own && dev->driver && !(dev->drm_driver = strdup(dev->driver)))
-			return -ENOMEM;
+		r = read_drm_driver(ctx, reg, dev);
+		if (r < 0)
+			return r;
 	}
 	if (dev->subsystem && strcmp(dev->subsystem, "video4linux") == 0) {
 		r = read_v4l2_card(ctx, dev);

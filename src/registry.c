@@ -391,53 +391,22 @@ static unsigned int bits_for(uint64_t end)
 }
 
 /*
- * Where memory ends, for address limits: the firmware's map (x86, no root
- * needed), else the size of RAM, a lower bound that makes no heap look
- * out of reach that is not.
+ * Where memory ends, for address limits (board.c).  Without a map, the
+ * size of RAM stands in for its end: too low where RAM does not start at
+ * 0, which the board's AddressBits on its heaps then must say.
  */
 static int read_ram_bits(struct ion_ctx *ctx, struct ion_registry *reg)
 {
-	_cleanup_free_ char *memmap = ion_ctx_path(ctx, "/sys/firmware/memmap");
-	_cleanup_free_ char *meminfo = ion_ctx_path(ctx, "/proc/meminfo");
-	_cleanup_free_ char *text = NULL;
-	_cleanup_close_ int memdir = -1;
-	uint64_t end = 0;
-	struct dirent **names;
-	int n;
+	struct ion_board_memory m;
+	int r = ion_board_read_memory(ctx->sysroot, &m);
 
-	if (!memmap || !meminfo)
-		return -ENOMEM;
-	memdir = ion_sysfs_open_dir(AT_FDCWD, memmap);
-	n = memdir < 0 ? -1 : scandir(memmap, &names, NULL, NULL);
-	for (int i = 0; i < n; i++) {
-		_cleanup_free_ char *type = NULL, *last = NULL;
-		_cleanup_close_ int dir = -1;
-		uint64_t e;
-
-		if (names[i]->d_name[0] != '.' &&
-		    (dir = ion_sysfs_open_dir(memdir, names[i]->d_name)) >= 0 &&
-		    ion_sysfs_read_at(dir, "type", &type, NULL) == 0 &&
-		    strcmp(type, "System RAM") == 0 &&
-		    ion_sysfs_read_at(dir, "end", &last, NULL) == 0 &&
-		    ion_parse_u64(last, 16, &e) == 0 && e + 1 > end)
-			end = e + 1;
-		free(names[i]);
-	}
-	if (n >= 0)
-		free(names);
-	if (ion_sysfs_read(meminfo, &text, NULL) == 0) {
-		const char *total = strstr(text, "MemTotal:");
-		const char *cma = strstr(text, "CmaTotal:");
-		unsigned long long kib;
-
-		if (total && sscanf(total, "MemTotal: %llu kB", &kib) == 1 && kib < (1ULL << 53))
-			reg->mem_total = (uint64_t)kib << 10;
-		if (cma && sscanf(cma, "CmaTotal: %llu kB", &kib) == 1 && kib < (1ULL << 53))
-			reg->cma_total = (uint64_t)kib << 10;
-	}
-	if (!end)
-		end = reg->mem_total;
-	reg->ram_bits = end ? bits_for(end) : 64;
+	if (r < 0)
+		return r;
+	reg->mem_total = m.total;
+	reg->cma_total = m.cma_total;
+	if (!m.end)
+		m.end = m.total;
+	reg->ram_bits = m.end ? bits_for(m.end) : 64;
 	return 0;
 }
 
@@ -460,19 +429,21 @@ static uint64_t default_max_len(const struct ion_registry *reg, const struct ion
 }
 
 /*
- * The [Heap] sections for a heap: those of its kernel name, its name, and
- * the kernel names of the heaps merged into it, in that order.  0 or
- * -ENOMEM.
+ * The [Heap] sections for a heap: those of the kernel names of the heaps
+ * merged into it, then of its own kernel name and its name, which so have
+ * the last word.  0 or -ENOMEM.
  */
 static int heap_sections(const struct ion_registry *reg, const struct ion_heap *h,
 			 struct ion_conf_props *props)
 {
-	int r = ion_conf_apply_heap(reg->conf, h->kernel_name, props);
+	int r = 0;
 
-	if (r >= 0 && strcmp(h->name, h->kernel_name))
-		r = ion_conf_apply_heap(reg->conf, h->name, props);
 	for (char **m = h->merged; r >= 0 && m && *m; m++)
 		r = ion_conf_apply_heap(reg->conf, *m, props);
+	if (r >= 0)
+		r = ion_conf_apply_heap(reg->conf, h->kernel_name, props);
+	if (r >= 0 && strcmp(h->name, h->kernel_name))
+		r = ion_conf_apply_heap(reg->conf, h->name, props);
 	return r < 0 ? r : 0;
 }
 
@@ -529,7 +500,8 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 	if (f[ION_KEY_KERNEL_MAP].set)
 		h->props = f[ION_KEY_KERNEL_MAP].v.b ? h->props | ION_HEAP_PROP_KERNEL_MAP
 						     : h->props & ~ION_HEAP_PROP_KERNEL_MAP;
-	if (f[ION_KEY_ADDRESS_BITS].set)
+	/* Below the end of memory whatever a file says: nothing lies above. */
+	if (f[ION_KEY_ADDRESS_BITS].set && f[ION_KEY_ADDRESS_BITS].v.u < h->address_bits)
 		h->address_bits = (unsigned int)f[ION_KEY_ADDRESS_BITS].v.u;
 	if (f[ION_KEY_ALIGNMENT].set && f[ION_KEY_ALIGNMENT].v.u > h->alignment)
 		h->alignment = (size_t)f[ION_KEY_ALIGNMENT].v.u;

@@ -282,7 +282,19 @@ static int build_line(struct builder *b, char *line)
 			return fail(b, -errno, "symlink %s: %s", path, strerror(errno));
 		return 0;
 	}
-	return fail(b, -EINVAL, "unknown entry '%s' (dir, file, link, null)", verb);
+	if (strcmp(verb, "dev") == 0) {
+		struct stat st;
+
+		/* Another host character device, for a node whose sysfs
+		 * entry must differ from /dev/null's (1:3). */
+		if (!rest || strncmp(rest, "/dev/", 5) != 0 || stat(rest, &st) < 0 ||
+		    !S_ISCHR(st.st_mode))
+			return fail(b, -EINVAL, "dev takes a path and a host char device");
+		if (symlink(rest, full) < 0)
+			return fail(b, -errno, "symlink %s: %s", path, strerror(errno));
+		return 0;
+	}
+	return fail(b, -EINVAL, "unknown entry '%s' (dir, file, link, null, dev)", verb);
 }
 
 int faketree_build(const char *path, const char *root, char *err, size_t err_size)

@@ -27,6 +27,11 @@
  *                       standing in for a device node such as a DMA-BUF
  *                       heap.  Every such node shares 1:3, so one
  *                       /sys/dev/char/1:3 entry speaks for all of them.
+ *   dev PATH HOSTNODE   a symbolic link to another of the host's
+ *                       character devices (/dev/zero is 1:5), for a
+ *                       node that sysfs must describe apart from the
+ *                       /dev/null ones: /dev/udmabuf, which the library
+ *                       accepts only as the misc device "udmabuf".
  *
  * PATH is absolute within the tree ("/sys/devices/platform/gpu"), without
  * blanks, empty, "." or ".." components; missing parent folders are made.
