@@ -193,8 +193,10 @@ static int modern_alloc(int dev_fd, size_t len, uint32_t heap_mask,
 /* ION keys caching on ION_FLAG_CACHED for every heap type. */
 static unsigned int type_props(unsigned int type)
 {
-	unsigned int props = ION_HEAP_PROP_CACHED | ION_HEAP_PROP_UNCACHED |
-			     ION_HEAP_PROP_KERNEL_MAP;
+	/* No ION_HEAP_PROP_KERNEL_MAP: staging ION (up to 5.10) has no vmap,
+	 * and vivid's vmalloc queue refuses its buffers (measured on 5.10);
+	 * a board file for an Android ION that has it can say KernelMap. */
+	unsigned int props = ION_HEAP_PROP_CACHED | ION_HEAP_PROP_UNCACHED;
 
 	if (type == ION_HEAP_TYPE_SYSTEM_CONTIG || type == ION_HEAP_TYPE_DMA ||
 	    type == ION_HEAP_TYPE_CARVEOUT)

@@ -33,6 +33,7 @@
 enum buf_state {
 	BUF_FREE,	/* clean, ready to hand out */
 	BUF_DIRTY,	/* back, nothing holds it, not zeroed yet */
+	BUF_SCRUB,	/* being zeroed by the background thread, unlocked */
 	BUF_OUT,	/* handed out, or back but still held elsewhere */
 };
 
@@ -208,11 +209,11 @@ static int add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state st
 
 /*
  * Called with the lock held: takes back what is free again (a dma-buf
- * whose count is the anchor's alone, which its holder simply closed) and
- * zeroes what is dirty, for buffers of class size (0: every class).
- * Bounded by max scans of the kernel's counts.
+ * whose count is the anchor's alone: its holder simply closed it), for
+ * buffers of class size (0: every class), checking at most max counts;
+ * then, unless the background thread does it, zeroes what is dirty.
  */
-static void reclaim(struct ion_pool *pool, size_t size, unsigned int max)
+static void reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool scrub_now)
 {
 	for (size_t i = 0; i < pool->n_bufs; i++) {
 		struct pool_buf *b = &pool->bufs[i];
@@ -231,7 +232,7 @@ static void reclaim(struct ion_pool *pool, size_t size, unsigned int max)
 			account(pool, (long long)b->size);
 			pool->stats[ION_POOL_STAT_RECLAIMS]++;
 		}
-		if (b->state == BUF_DIRTY) {
+		if (b->state == BUF_DIRTY && scrub_now) {
 			if (scrub(b, pool->zero) < 0) {
 				drop(pool, i--, false);
 				continue;
@@ -239,6 +240,46 @@ static void reclaim(struct ion_pool *pool, size_t size, unsigned int max)
 			b->state = BUF_FREE;
 			b->since_ns = now_ns();
 		}
+	}
+}
+
+/*
+ * The background thread's zeroing, one buffer at a time without the lock
+ * (a memset of megabytes must not stall a hot path's get): the buffer is
+ * BUF_SCRUB meanwhile, which nothing else touches, and is found again by
+ * its anchor, since other buffers may have moved.
+ */
+static void scrub_unlocked(struct ion_pool *pool)
+{
+	for (;;) {
+		struct pool_buf copy;
+		bool zero, found = false;
+		int r;
+
+		pthread_mutex_lock(&pool->lock);
+		for (size_t i = 0; i < pool->n_bufs && !found; i++)
+			if (pool->bufs[i].state == BUF_DIRTY) {
+				pool->bufs[i].state = BUF_SCRUB;
+				copy = pool->bufs[i];
+				found = true;
+			}
+		zero = pool->zero;
+		pthread_mutex_unlock(&pool->lock);
+		if (!found)
+			return;
+		r = scrub(&copy, zero);
+		pthread_mutex_lock(&pool->lock);
+		for (size_t i = 0; i < pool->n_bufs; i++)
+			if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB) {
+				if (r < 0) {
+					drop(pool, i, false);
+				} else {
+					pool->bufs[i].state = BUF_FREE;
+					pool->bufs[i].since_ns = now_ns();
+				}
+				break;
+			}
+		pthread_mutex_unlock(&pool->lock);
 	}
 }
 
@@ -308,8 +349,17 @@ static size_t ready(const struct ion_pool *pool, size_t size)
 
 	for (size_t i = 0; i < pool->n_bufs; i++)
 		if (pool->bufs[i].size == size && pool->bufs[i].state != BUF_OUT)
-			n++;
+			n++; /* free, dirty or being zeroed: ready soon */
 	return n;
+}
+
+/* Called with the lock held: whether a hinted class fell to half. */
+static bool below_watermark(const struct ion_pool *pool, size_t size)
+{
+	for (size_t h = 0; h < pool->n_hints; h++)
+		if (size_class(pool->hints[h].size) == size)
+			return ready(pool, size) <= pool->hints[h].count / 2;
+	return false;
 }
 
 /*
@@ -379,7 +429,7 @@ static int trim_pool(struct ion_pool *pool, unsigned long long keep)
 
 	pthread_mutex_lock(&pool->lock);
 	for (size_t i = 0; i < pool->n_bufs && pool->held > keep; i++)
-		if (pool->bufs[i].state != BUF_OUT) {
+		if (pool->bufs[i].state == BUF_FREE || pool->bufs[i].state == BUF_DIRTY) {
 			drop(pool, i--, true);
 			released++;
 		}
@@ -422,8 +472,9 @@ static void *refill_thread(void *arg)
 				continue;
 			pthread_mutex_lock(&p->lock);
 			expire(p);
-			reclaim(p, 0, 16);
+			reclaim(p, 0, 16, false);
 			pthread_mutex_unlock(&p->lock);
+			scrub_unlocked(p);
 			fill(p, true);
 		}
 		pthread_mutex_unlock(&all->lock);
@@ -696,6 +747,7 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	size_t size;
 	ssize_t i;
 	int fd, out, r;
+	bool low;
 
 	if (!pool || !ret_fd)
 		return -EINVAL;
@@ -706,8 +758,10 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	expire(pool);
 	i = find_free(pool, size);
 	if (i < 0) {
-		/* Before asking the kernel: buffers of the class now free. */
-		reclaim(pool, size, 8);
+		/* Before asking the kernel: buffers of the class free again.
+		 * With the background thread on, the zeroing is its job: a hot
+		 * path that finds nothing clean allocates instead of waiting. */
+		reclaim(pool, size, 8, !pool->background || !pool->ctx->pools.running);
 		i = find_free(pool, size);
 	}
 	if (i >= 0) {
@@ -720,8 +774,12 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 		pool->bufs[i].state = BUF_OUT;
 		account(pool, -(long long)size);
 		pool->stats[ION_POOL_STAT_HITS]++;
+		/* Wake the refill thread only at the low watermark: a write to
+		 * its eventfd on every hit would cost the hot path a syscall
+		 * and a contended wake-up. */
+		low = pool->background && below_watermark(pool, size);
 		pthread_mutex_unlock(&pool->lock);
-		if (pool->background)
+		if (low)
 			wake(&pool->ctx->pools);
 		*ret_fd = fd;
 		return 0;

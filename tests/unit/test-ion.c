@@ -22,7 +22,7 @@
 
 #include "src/backend.h"
 #include "src/solver.h"
-#include "src/uapi/ion.h"
+#include "uapi/ion.h"
 #include "testlib.h"
 #include "tests/mock/ion-legacy-mock.h"
 
@@ -226,8 +226,7 @@ static void test_legacy_heaps_probed(void **state)
 		assert_int_equal(ion_heap_get_type(h), want[i].type);
 		assert_int_equal(ion_heap_get_properties(h),
 				 want[i].props | ION_HEAP_PROP_CACHED |
-					 ION_HEAP_PROP_UNCACHED | ION_HEAP_PROP_ION_LEGACY |
-					 ION_HEAP_PROP_KERNEL_MAP);
+					 ION_HEAP_PROP_UNCACHED | ION_HEAP_PROP_ION_LEGACY);
 	}
 	/* The context keeps /dev/ion open: close-on-exec, like every fd it opens. */
 	fd_table_assert_new_cloexec(&fds);
