@@ -775,6 +775,97 @@ static void test_rows(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/*
+ * "The heaps that can serve the request ... and every other heap with the
+ * reason it cannot" (ion_ctx_solve): a name that no heap has leaves every
+ * heap out, and the solution should say so for each.
+ */
+static void test_unknown_name_says_why(void **state)
+{
+	const struct ion_heap *heaps[MAX_HEAPS];
+	struct ion_rejections rej = { 0 };
+	struct ion_request req = { .len = PAGE, .heap_name = "nosuch", .fallback = true };
+	unsigned int n, bad = 0;
+	struct board b;
+	int error = 1;
+
+	(void)state;
+	board_build(&b, soc);
+	assert_int_equal(ion_solve(&b.reg, &req, heaps, &error, &rej), 0);
+	assert_int_equal(error, -ENODEV);
+	/* Seven heaps on the board, none of them called nosuch: each out, by
+	 * the request, and the reason names what was asked for. */
+	n = rej.n;
+	for (unsigned int i = 0; i < rej.n; i++)
+		if (rej.v[i].by || !strstr(rej.v[i].reason, "nosuch"))
+			bad++;
+	ion_rejections_clear(&rej);
+	assert_int_equal(bad, 0);
+	assert_int_equal(n, b.reg.n_heaps);
+}
+
+/*
+ * A mask with a device: "Only the heaps whose Android-convention ids are
+ * in mask, tried from the highest id down" (ion_alloc_config_set_heap_mask)
+ * and "the solution keeps only heaps that satisfy every device added"
+ * (ion_alloc_config_add_device).  Contiguous = no asks nothing, so the
+ * answer is the mask's alone: id 4 (reserved) before id 0 (system).
+ */
+static void test_mask_with_device_highest_id_first(void **state)
+{
+	static const struct dev_spec devs[MAX_DEVICES] = {
+		{ "video0", .keys = { { "Contiguous", "no", SOC, 3 } } },
+	};
+	const struct ion_heap *heaps[MAX_HEAPS];
+	struct constraint_set cs;
+	struct ion_request req;
+	struct board b;
+	int error = 1, n;
+
+	(void)state;
+	board_build(&b, soc);
+	constraints_build(&cs, devs);
+	req = (struct ion_request){
+		.len = PAGE, .flags = ION_FLAG_CACHED, .fallback = true,
+		.heap_mask = ION_HEAP_SYSTEM_MASK | ION_HEAP_TYPE_DMA_MASK,
+		.constraints = cs.ptrs, .n_constraints = cs.n,
+	};
+	n = ion_solve(&b.reg, &req, heaps, &error, NULL);
+	constraints_clear(&cs);
+	assert_int_equal(n, 2);
+	assert_string_equal(heaps[0]->name, "reserved");
+	assert_string_equal(heaps[1]->name, "system");
+}
+
+/*
+ * "Without either [flag], a request by id mask is served by a heap's
+ * uncached variant where the board has one" (libion.h): with a device
+ * that asks nothing, too.
+ */
+static void test_mask_with_device_uncached_variant(void **state)
+{
+	static const struct dev_spec devs[MAX_DEVICES] = {
+		{ "video0", .keys = { { "Contiguous", "no", SOC, 3 } } },
+	};
+	const struct ion_heap *heaps[MAX_HEAPS];
+	struct constraint_set cs;
+	struct ion_request req;
+	struct board b;
+	int error = 1, n;
+
+	(void)state;
+	board_build(&b, soc);
+	constraints_build(&cs, devs);
+	req = (struct ion_request){
+		.len = PAGE, .fallback = true, .heap_mask = ION_HEAP_SYSTEM_MASK,
+		.constraints = cs.ptrs, .n_constraints = cs.n,
+	};
+	n = ion_solve(&b.reg, &req, heaps, &error, NULL);
+	constraints_clear(&cs);
+	assert_int_equal(n, 1);
+	assert_string_equal(heaps[0]->name, "system-uncached");
+}
+
 /* ---- fallback within a solution, through alloc.c ---- */
 
 #define MAX_CALLS 8
@@ -1348,15 +1439,52 @@ static void test_android_id(void **state)
 	ion_ctx_unref(ctx);
 }
 
+/*
+ * A board file written for the CMA heap's older name ("reserved", as
+ * every kernel before 6.17 calls it) must keep applying on 6.17, which
+ * adds default_cma_region for the same area: heaps.d/README.md's own
+ * example board says what the area is (AddressBits, an alias), and the
+ * merge must not drop that with the name.
+ */
+static void test_merge_keeps_sections_of_second_name(void **state)
+{
+	static const char *const nodes[] = { "default_cma_region", "reserved", NULL };
+	struct fake_root *r = *state;
+	const struct ion_heap *h;
+	struct ion_ctx *ctx;
+	unsigned int bits;
+	int found;
+
+	dma_heap_nodes(r->path, nodes);
+	write_file(r->path, "heaps.d/50-board.conf",
+		   "[Heap reserved]\n"
+		   "Aliases = vidbuf_cached\n"
+		   "AddressBits = 30\n");
+	ctx = root_ctx(r);
+	assert_int_equal(ion_ctx_get_heap_count(ctx), 2);
+	h = find(ctx, "reserved");
+	/* Read, then let go, so that a failure leaks nothing. */
+	bits = ion_heap_get_address_bits(h);
+	found = ion_ctx_find_heap(ctx, "vidbuf_cached", &h);
+	ion_ctx_unref(ctx);
+	assert_int_equal(bits, 30);
+	assert_int_equal(found, 0);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rows),
+		cmocka_unit_test(test_unknown_name_says_why),
+		cmocka_unit_test(test_mask_with_device_highest_id_first),
+		cmocka_unit_test(test_mask_with_device_uncached_variant),
 		cmocka_unit_test(test_fallback_within_solution),
 		cmocka_unit_test(test_fallback_edges),
 		cmocka_unit_test_setup_teardown(test_merge_cma_names, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_merge_memory_and_aliases, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_android_id, root_setup, root_teardown),
+		cmocka_unit_test_setup_teardown(test_merge_keeps_sections_of_second_name,
+						root_setup, root_teardown),
 	};
 
 	return cmocka_run_group_tests_name("solver", tests, NULL, NULL);
