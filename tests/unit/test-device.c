@@ -12,12 +12,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -28,6 +30,8 @@
 
 /* A hang fails the test (SIGALRM ends the program) instead of the run. */
 #define HANG_SECONDS 20
+/* Discovery in a child: a FIFO blocks it for good, so a short wait does. */
+#define CHILD_SECONDS 5
 
 struct state {
 	char root[64];
@@ -942,6 +946,58 @@ static void test_fifo_dev_node(void **state)
 	alarm(0);
 }
 
+/*
+ * Discovery's own nodes a FIFO (/dev/dma_heap/<name>, /dev/ion): opening
+ * one for reading waits for a writer.  Run in a child with an alarm, so
+ * that a hang fails this test alone.
+ */
+static int discover_in_child(const struct state *st)
+{
+	struct ion_ctx *ctx;
+	int n;
+
+	alarm(CHILD_SECONDS);
+	if (ion_ctx_new(st->root, &ctx) < 0)
+		return 2;
+	ion_ctx_set_heaps_path(ctx, st->heaps_d);
+	n = ion_ctx_get_heap_count(ctx);
+	ion_ctx_unref(ctx);
+	return n > 0 ? 0 : 3;
+}
+
+static void expect_no_hang(const struct state *st, const char *what)
+{
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(discover_in_child(st));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		fail_msg("%s: discovery killed by signal %d%s", what, WTERMSIG(status),
+			 WTERMSIG(status) == SIGALRM ? " (it hung)" : "");
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void test_fifo_dma_heap_node(void **state)
+{
+	struct state *st = *state;
+
+	fifo(st->root, "dev/dma_heap/system");
+	expect_no_hang(st, "/dev/dma_heap/system a FIFO");
+}
+
+static void test_fifo_ion_node(void **state)
+{
+	struct state *st = *state;
+
+	fifo(st->root, "dev/ion");
+	expect_no_hang(st, "/dev/ion a FIFO");
+}
+
 /* ---- references ---- */
 
 /* A device keeps its context: it outlives the caller's reference to the
@@ -998,6 +1054,8 @@ int main(void)
 		T(test_heaps_list_leaves_derived_out),
 		T(test_fifo_attributes),
 		T(test_fifo_dev_node),
+		T(test_fifo_dma_heap_node),
+		T(test_fifo_ion_node),
 		T(test_references),
 	};
 #undef T
