@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -484,6 +485,55 @@ static void test_lookup(void **state)
 	assert_int_equal(ion_ctx_get_device(ctx, "card0", NULL), -EINVAL);
 	assert_int_equal(ion_ctx_get_device(NULL, "card0", &dev), -EINVAL);
 	ion_device_unref(card0);
+	ion_ctx_unref(ctx);
+}
+
+/*
+ * A /dev node that is a char device (here /dev/null, whichever number
+ * it has): a listed device with that number from its uevent, else what
+ * /sys/dev/char/MAJOR:MINOR links to, read for the call.
+ */
+static void test_lookup_char_node(void **state)
+{
+	struct state *st = *state;
+	struct ion_device *video0, *dev;
+	char uevent[96], rel[64], path[512];
+	struct ion_ctx *ctx;
+	struct stat null;
+
+	assert_int_equal(stat("/dev/null", &null), 0);
+	bus_device(st->root, VIVID, "platform", "vivid");
+	snprintf(uevent, sizeof(uevent), "MAJOR=%u\nMINOR=%u\nDEVNAME=video0\n",
+		 major(null.st_rdev), minor(null.st_rdev));
+	class_device(st->root, VIVID, "video4linux", "video0", uevent);
+	mkdirs(st->root, "dev/dri");
+	for (size_t i = 0; i < 2; i++) {
+		path_in(path, sizeof(path), st->root, i ? "dev/dri/card7" : "dev/video0");
+		assert_int_equal(symlink("/dev/null", path), 0);
+	}
+	ctx = new_ctx(st);
+	assert_int_equal(ion_ctx_get_device_at(ctx, 0, &video0), 0);
+	dev = get(ctx, "/dev/video0");
+	assert_ptr_equal(dev, video0);
+	ion_device_unref(dev);
+	/* Not the number's node by name, but the number says video0. */
+	dev = get(ctx, "/dev/dri/card7");
+	assert_ptr_equal(dev, video0);
+	ion_device_unref(dev);
+	ion_device_unref(video0);
+	ion_ctx_unref(ctx);
+
+	/* No listed device has the number: sysfs says what it is. */
+	put(st->root, VIVID "/video4linux/video0/uevent", "DEVNAME=video0\n");
+	class_device(st->root, NULL, "mem", "null", NULL);
+	snprintf(rel, sizeof(rel), "sys/dev/char/%u:%u", major(null.st_rdev), minor(null.st_rdev));
+	link_to(st->root, rel, "sys/devices/virtual/mem/null");
+	ctx = new_ctx(st);
+	dev = get(ctx, "/dev/dri/card7");
+	assert_string_equal(ion_device_get_name(dev), "null");
+	assert_string_equal(ion_device_get_subsystem(dev), "mem");
+	assert_string_equal(ion_device_get_syspath(dev), "/sys/devices/virtual/mem/null");
+	ion_device_unref(dev);
 	ion_ctx_unref(ctx);
 }
 
@@ -1043,6 +1093,7 @@ int main(void)
 	static const struct CMUnitTest tests[] = {
 		T(test_enumeration),
 		T(test_lookup),
+		T(test_lookup_char_node),
 		T(test_iommu_on_device),
 		T(test_iommu_on_ancestor),
 		T(test_devicetree_without_iommu),
