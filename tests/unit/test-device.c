@@ -226,6 +226,26 @@ static void add_npu(const char *root, bool coherent)
 	class_device(root, NPU, "accel", "accel0", "MAJOR=261\nMINOR=0\nDEVNAME=accel/accel0\n");
 }
 
+/*
+ * An accelerator on PCIe under a device-tree host: an of_node (DT PCI
+ * nodes), no IOMMU, not DMA-coherent, and a PCI DMA mask of 32 bits.
+ */
+#define HAILO "sys/devices/platform/soc/fe150000.pcie/pci0000:00/0000:00:00.0/0000:01:00.0"
+#define HAILO_SYS "/" HAILO
+#define HAILO_OF "sys/firmware/devicetree/base/soc/pcie@fe150000/pcie@0,0/accel@0,0"
+#define HAILO_COOKIE HAILO_SYS "/accel/accel0/ion_constraints"
+
+static void add_hailo(const char *root)
+{
+	static const char compatible[] = "vendor,npu";
+
+	bus_device(root, HAILO, "pci", "hailo");
+	link_to(root, HAILO "/of_node", HAILO_OF);
+	put_len(root, HAILO_OF "/compatible", compatible, sizeof(compatible));
+	put(root, HAILO "/dma_mask_bits", "32\n");
+	class_device(root, HAILO, "accel", "accel0", "MAJOR=261\nMINOR=0\nDEVNAME=accel/accel0\n");
+}
+
 /* 8 GiB of RAM: memory ends at 2^33. */
 static void add_meminfo(const char *root)
 {
@@ -804,16 +824,15 @@ static void test_precedence(void **state)
 	struct ion_ctx *ctx;
 
 	add_meminfo(st->root);
-	add_npu(st->root, false);
 	/* Derived: Contiguous = yes (of_node, no IOMMU), AddressBits = 32
 	 * (below memory's 2^33), PreferUncached (no dma-coherent). */
-	put(st->root, NPU "/dma_mask_bits", "32\n");
+	add_hailo(st->root);
 	add_board(st,
 		  "Contiguous = no\n"		/* 6 */
 		  "AddressBits = 36\n"		/* 7 */
 		  "Alignment = 1M\n"		/* 8 */
 		  "Cache = uncached\n");	/* 9 */
-	put(st->root, NPU "/accel/accel0/ion_constraints",
+	put(st->root, HAILO "/accel/accel0/ion_constraints",
 	    "# what the vendor kernel exports\n"	/* 1 */
 	    "Alignment = 64K\n"				/* 2 */
 	    "KernelMap = yes\n");			/* 3 */
@@ -824,9 +843,9 @@ static void test_precedence(void **state)
 		"Contiguous", "no", conf_at(st, 6),
 		"AddressBits", "36", conf_at(st, 7),
 		"Cache", "uncached", conf_at(st, 9),
-		"Alignment", "64K", COOKIE_SYS ":2",
-		"KernelMap", "yes", COOKIE_SYS ":3",
-		"PreferUncached", "yes", "derived: " NPU_SYS "/of_node has no dma-coherent",
+		"Alignment", "64K", HAILO_COOKIE ":2",
+		"KernelMap", "yes", HAILO_COOKIE ":3",
+		"PreferUncached", "yes", "derived: " HAILO_SYS "/of_node has no dma-coherent",
 		NULL });
 	ion_device_unref(dev);
 	ion_ctx_unref(ctx);
@@ -839,10 +858,10 @@ static void test_precedence(void **state)
 	dev = get(ctx, "accel0");
 	expect_constraint(dev, (const char *const[]){
 		"Contiguous", "yes",
-		"derived: " NPU_SYS "/of_node, no iommu_group: a device-tree DMA master outside any IOMMU",
+		"derived: " HAILO_SYS "/of_node, no iommu_group: a device-tree DMA master outside any IOMMU",
 		"AddressBits", "32",
-		"derived: " NPU_SYS "/dma_mask_bits is 32, and memory reaches 2^33",
-		"PreferUncached", "yes", "derived: " NPU_SYS "/of_node has no dma-coherent",
+		"derived: " HAILO_SYS "/dma_mask_bits is 32, and memory reaches 2^33",
+		"PreferUncached", "yes", "derived: " HAILO_SYS "/of_node has no dma-coherent",
 		NULL });
 	ion_device_unref(dev);
 	ion_ctx_unref(ctx);
@@ -892,9 +911,9 @@ static void test_cookie_parent_and_errors(void **state)
 static void test_heaps_list_leaves_derived_out(void **state)
 {
 	static const char *const facts[] = {
-		"iommu", "none: a device-tree DMA master sees physical addresses", NPU_SYS "/of_node",
-		"dma_mask_bits", "32", NPU_SYS "/dma_mask_bits",
-		"dma-coherent", "no", NPU_SYS "/of_node/dma-coherent",
+		"iommu", "none: a device-tree DMA master sees physical addresses", HAILO_SYS "/of_node",
+		"dma_mask_bits", "32", HAILO_SYS "/dma_mask_bits",
+		"dma-coherent", "no", HAILO_SYS "/of_node/dma-coherent",
 		NULL
 	};
 	struct state *st = *state;
@@ -902,8 +921,7 @@ static void test_heaps_list_leaves_derived_out(void **state)
 	struct ion_ctx *ctx;
 
 	add_meminfo(st->root);
-	add_npu(st->root, false);
-	put(st->root, NPU "/dma_mask_bits", "32\n");
+	add_hailo(st->root);
 	add_board(st, "Heaps = reserved\n");	/* 6 */
 	ctx = new_ctx(st);
 	dev = get(ctx, "accel0");
@@ -915,11 +933,11 @@ static void test_heaps_list_leaves_derived_out(void **state)
 
 	/* From the cookie: heaps.d's own keys stay, derived ones do not. */
 	add_board(st, "Alignment = 1M\n");	/* 6 */
-	put(st->root, NPU "/accel/accel0/ion_constraints", "Heaps = cma\n");
+	put(st->root, HAILO "/accel/accel0/ion_constraints", "Heaps = cma\n");
 	ctx = new_ctx(st);
 	dev = get(ctx, "accel0");
 	expect_constraint(dev, (const char *const[]){
-		"Heaps", "cma", COOKIE_SYS ":1",
+		"Heaps", "cma", HAILO_COOKIE ":1",
 		"Alignment", "1M", conf_at(st, 6),
 		NULL });
 	expect_facts(dev, facts);
@@ -944,7 +962,8 @@ static void test_fifo_attributes(void **state)
 	fifo(st->root, VIVID "/video4linux/video0/uevent");
 	fifo(st->root, VIVID "/video4linux/video0/name");
 	fifo(st->root, NPU_OF "/compatible");
-	fifo(st->root, NPU "/dma_mask_bits");
+	add_gpu(st->root);
+	fifo(st->root, GPU "/dma_mask_bits");
 	fifo(st->root, "proc/meminfo");
 	/* The class device's cookie a FIFO: the parent's is read instead. */
 	fifo(st->root, NPU "/accel/accel0/ion_constraints");
@@ -952,7 +971,13 @@ static void test_fifo_attributes(void **state)
 	put(st->root, "heaps.d/60-name.conf",
 	    "[Device named]\nMatchName = *\nKernelMap = yes\n");
 	ctx = new_ctx(st);
-	assert_int_equal(ion_ctx_get_device_count(ctx), 2);
+	assert_int_equal(ion_ctx_get_device_count(ctx), 3);
+
+	/* No DMA mask read: no fact, no AddressBits. */
+	dev = get(ctx, "card0");
+	expect_constraint(dev, NONE);
+	assert_int_equal(ion_device_get_fact_count(dev), 0);
+	ion_device_unref(dev);
 
 	/* No uevent read: no node, so no lookup by node. */
 	dev = get(ctx, "/sys/class/video4linux/video0");
