@@ -10,17 +10,24 @@
 
 #include <ion/ion.h>
 
+#include "alloc.h"
 #include "backend.h"
 #include "device.h"
+#include "pool.h"
 #include "solver.h"
 
 #define CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
 
-/* Devices and the constraints the solver reads, side by side. */
+/*
+ * Devices and the constraints the solver reads, side by side.  A set is
+ * shared, not copied, between a config and the solutions made from it:
+ * a config that changes after solving changes a copy.
+ */
 struct device_set {
+	atomic_int refcount;
+	size_t n;
 	struct ion_device **devices;	/* references */
 	const struct ion_constraint **constraints;
-	size_t n;
 };
 
 struct ion_alloc_config {
@@ -30,58 +37,78 @@ struct ion_alloc_config {
 	unsigned int flags;
 	bool fallback;
 	bool no_cpu_access;
-	struct device_set set;
+	struct device_set *set;		/* or NULL: no device */
 };
 
 struct ion_solution {
 	atomic_int refcount;
 	struct ion_ctx *ctx;
+	const struct ion_registry *reg;
 	struct ion_request req;
 	char *heap_name;	/* req.heap_name points here */
-	struct device_set set;	/* req.constraints points here */
+	struct device_set *set;	/* req.constraints points into it */
 	const struct ion_heap **heaps;
 	unsigned int n_heaps;
 	int error;		/* what allocating answers with no heap */
-	struct ion_rejections rejected;
+	/*
+	 * Why the other heaps were left out: worded only when first asked
+	 * (by solving again with reasons), so that solving stays cheap.
+	 * The solution is immutable all the same: the words follow from
+	 * what it holds.  Published once, without a lock (nothing for a
+	 * fork() or a cancelled thread to leave held).
+	 */
+	_Atomic(struct ion_rejections *) rejected;
 };
 
-static void device_set_clear(struct device_set *set)
+static struct device_set *device_set_ref(struct device_set *set)
 {
+	if (set)
+		atomic_fetch_add_explicit(&set->refcount, 1, memory_order_relaxed);
+	return set;
+}
+
+static void device_set_unref(struct device_set *set)
+{
+	if (!set || atomic_fetch_sub_explicit(&set->refcount, 1, memory_order_acq_rel) != 1)
+		return;
 	for (size_t i = 0; i < set->n; i++)
 		ion_device_unref(set->devices[i]);
 	free(set->devices);
 	free(set->constraints);
-	memset(set, 0, sizeof(*set));
+	free(set);
 }
 
-static int device_set_add(struct device_set *set, struct ion_device *dev)
+/* A set of one more device than *setp holds, unshared; 0 or -ENOMEM. */
+static int device_set_add(struct device_set **setp, struct ion_device *dev)
 {
-	struct ion_device **devices;
-	const struct ion_constraint **constraints;
+	const struct device_set *old = *setp;
+	size_t n = old ? old->n : 0;
+	struct device_set *set;
 
-	for (size_t i = 0; i < set->n; i++)
-		if (set->devices[i] == dev)
+	for (size_t i = 0; i < n; i++)
+		if (old->devices[i] == dev)
 			return 0;
-	devices = realloc(set->devices, (set->n + 1) * sizeof(*devices));
-	if (!devices)
+	set = calloc(1, sizeof(*set));
+	if (!set)
 		return -ENOMEM;
-	set->devices = devices;
-	constraints = realloc(set->constraints, (set->n + 1) * sizeof(*constraints));
-	if (!constraints)
+	set->devices = calloc(n + 1, sizeof(*set->devices));
+	set->constraints = calloc(n + 1, sizeof(*set->constraints));
+	if (!set->devices || !set->constraints) {
+		free(set->devices);
+		free(set->constraints);
+		free(set);
 		return -ENOMEM;
-	set->constraints = constraints;
-	devices[set->n] = ion_device_ref(dev);
-	constraints[set->n++] = &dev->constraint;
-	return 0;
-}
-
-static int device_set_copy(struct device_set *to, const struct device_set *from)
-{
-	for (size_t i = 0; i < from->n; i++)
-		if (device_set_add(to, from->devices[i]) < 0) {
-			device_set_clear(to);
-			return -ENOMEM;
-		}
+	}
+	atomic_init(&set->refcount, 1);
+	for (size_t i = 0; i < n; i++) {
+		set->devices[i] = ion_device_ref(old->devices[i]);
+		set->constraints[i] = old->constraints[i];
+	}
+	set->devices[n] = ion_device_ref(dev);
+	set->constraints[n] = &dev->constraint;
+	set->n = n + 1;
+	device_set_unref(*setp);
+	*setp = set;
 	return 0;
 }
 
@@ -95,8 +122,16 @@ static int alloc_from(struct ion_ctx *ctx, const struct ion_request *req,
 
 	for (unsigned int i = 0; i < n; i++) {
 		const struct ion_heap *heap = heaps[i];
+		struct ion_pool *pool;
 
-		r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
+		if (req->len > heap->max_len) {
+			r = -ENOMEM; /* a pool's longer request than the solution's */
+		} else if ((pool = ion_pools_heap_pool(ctx, heap, req->flags & CACHE_FLAGS))) {
+			/* The board keeps buffers of this heap ready. */
+			r = ion_pool_get(pool, req->len, ret_fd);
+		} else {
+			r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
+		}
 		if (r == 0) {
 			if (ret_heap)
 				*ret_heap = heap;
@@ -155,7 +190,7 @@ ION_EXPORT int ion_alloc_config_new(struct ion_alloc_config **ret_config)
 ION_EXPORT struct ion_alloc_config *ion_alloc_config_free(struct ion_alloc_config *config)
 {
 	if (config) {
-		device_set_clear(&config->set);
+		device_set_unref(config->set);
 		free(config->heap_name);
 		free(config);
 	}
@@ -240,8 +275,8 @@ static int request_from_config(const struct ion_alloc_config *config,
 	req->heap_name = config->heap_name;
 	req->fallback = config->fallback;
 	req->no_cpu_access = config->no_cpu_access;
-	req->constraints = config->set.constraints;
-	req->n_constraints = config->set.n;
+	req->constraints = config->set ? config->set->constraints : NULL;
+	req->n_constraints = config->set ? config->set->n : 0;
 	return 0;
 }
 
@@ -270,22 +305,20 @@ ION_EXPORT int ion_ctx_solve(struct ion_ctx *ctx, const struct ion_alloc_config 
 	if (config->heap_name)
 		sol->heap_name = strdup(config->heap_name);
 	req.heap_name = sol->heap_name;
-	n = !sol->heaps || (config->heap_name && !sol->heap_name) ||
-			    device_set_copy(&sol->set, &config->set) < 0
-		    ? -ENOMEM
-		    : 0;
-	req.constraints = sol->set.constraints;
+	n = !sol->heaps || (config->heap_name && !sol->heap_name) ? -ENOMEM : 0;
+	sol->set = device_set_ref(config->set);
 	if (n == 0)
-		n = ion_solve(reg, &req, sol->heaps, &sol->error, &sol->rejected);
+		n = ion_solve(reg, &req, sol->heaps, &sol->error, NULL);
 	if (n < 0) {
-		ion_rejections_clear(&sol->rejected);
-		device_set_clear(&sol->set);
+		device_set_unref(sol->set);
 		free(sol->heaps);
 		free(sol->heap_name);
 		free(sol);
 		return n;
 	}
 	atomic_init(&sol->refcount, 1);
+	atomic_init(&sol->rejected, NULL);
+	sol->reg = reg;
 	sol->req = req;
 	sol->n_heaps = (unsigned int)n;
 	sol->ctx = ion_ctx_ref(ctx);
@@ -305,8 +338,9 @@ ION_EXPORT struct ion_solution *ion_solution_unref(struct ion_solution *solution
 	if (!solution ||
 	    atomic_fetch_sub_explicit(&solution->refcount, 1, memory_order_acq_rel) != 1)
 		return NULL;
-	ion_rejections_clear(&solution->rejected);
-	device_set_clear(&solution->set);
+	ion_rejections_clear(atomic_load_explicit(&solution->rejected, memory_order_acquire));
+	free(atomic_load_explicit(&solution->rejected, memory_order_relaxed));
+	device_set_unref(solution->set);
 	free(solution->heaps);
 	free(solution->heap_name);
 	ion_ctx_unref(solution->ctx);
@@ -332,9 +366,40 @@ ION_EXPORT const struct ion_heap *ion_solution_get_heap(const struct ion_solutio
 	return solution->heaps[index];
 }
 
+/* The rejections, worded on first use; NULL on ENOMEM (then again next
+ * time).  Two threads may both word them: one result stays. */
+static const struct ion_rejections *explain(const struct ion_solution *solution)
+{
+	struct ion_solution *sol = (struct ion_solution *)solution;
+	struct ion_rejections *rej = atomic_load_explicit(&sol->rejected, memory_order_acquire);
+	struct ion_rejections *expected = NULL;
+	const struct ion_heap **heaps;
+	int r, error;
+
+	if (rej)
+		return rej;
+	rej = calloc(1, sizeof(*rej));
+	heaps = calloc(sol->reg->n_heaps ? sol->reg->n_heaps : 1, sizeof(*heaps));
+	r = rej && heaps ? ion_solve(sol->reg, &sol->req, heaps, &error, rej) : -ENOMEM;
+	free(heaps);
+	if (r < 0 || !atomic_compare_exchange_strong_explicit(&sol->rejected, &expected, rej,
+							      memory_order_acq_rel,
+							      memory_order_acquire)) {
+		ion_rejections_clear(rej);
+		free(rej);
+		return r < 0 ? NULL : expected;
+	}
+	return rej;
+}
+
 ION_EXPORT int ion_solution_get_rejection_count(const struct ion_solution *solution)
 {
-	return solution ? (int)solution->rejected.n : -EINVAL;
+	const struct ion_rejections *rej;
+
+	if (!solution)
+		return -EINVAL;
+	rej = explain(solution);
+	return rej ? (int)rej->n : -ENOMEM;
 }
 
 ION_EXPORT int ion_solution_get_rejection(const struct ion_solution *solution,
@@ -343,17 +408,21 @@ ION_EXPORT int ion_solution_get_rejection(const struct ion_solution *solution,
 					  const struct ion_device **ret_device,
 					  const char **ret_reason)
 {
+	const struct ion_rejections *all;
 	const struct ion_rejection *rej;
 	const struct ion_device *dev = NULL;
 
 	if (!solution || !ret_heap || !ret_device || !ret_reason)
 		return -EINVAL;
-	if (index >= solution->rejected.n)
+	all = explain(solution);
+	if (!all)
+		return -ENOMEM;
+	if (index >= all->n)
 		return -ENOENT;
-	rej = &solution->rejected.v[index];
-	for (size_t i = 0; rej->by && i < solution->set.n; i++)
-		if (solution->set.constraints[i] == rej->by)
-			dev = solution->set.devices[i];
+	rej = &all->v[index];
+	for (size_t i = 0; rej->by && i < solution->set->n; i++)
+		if (solution->set->constraints[i] == rej->by)
+			dev = solution->set->devices[i];
 	*ret_heap = rej->heap;
 	*ret_device = dev;
 	*ret_reason = rej->reason;
@@ -424,4 +493,72 @@ ION_EXPORT int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask
 	if (!heap_id_mask)
 		return -ENODEV;
 	return request_allocate(ctx, &req, ret_fd, ret_heap);
+}
+
+/* ---- for the pools ---- */
+
+int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
+			   int *ret_fd, const struct ion_heap **ret_heap)
+{
+	struct ion_request req = solution->req;
+	int r = ion_round_len(len, &req.len);
+
+	if (r < 0)
+		return r;
+	/* Straight to the backends: the pool asking is the pool. */
+	for (unsigned int i = 0; i < solution->n_heaps; i++) {
+		const struct ion_heap *heap = solution->heaps[i];
+
+		r = req.len > heap->max_len ? -ENOMEM
+					    : heap->backend->alloc(heap, req.len,
+								   req.flags & CACHE_FLAGS, ret_fd);
+		if (r == 0) {
+			if (ret_heap)
+				*ret_heap = heap;
+			return 0;
+		}
+		if (r != -ENOMEM || !req.fallback)
+			return r;
+	}
+	return solution->n_heaps ? r : solution->error;
+}
+
+struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution)
+{
+	return solution->ctx;
+}
+
+int ion_solution_for_heap(struct ion_ctx *ctx, const struct ion_heap *heap,
+			  unsigned int flags, struct ion_solution **ret)
+{
+	struct ion_alloc_config *config;
+	int r = ion_alloc_config_new(&config);
+
+	if (r == 0)
+		r = ion_alloc_config_set_size(config, ion_page_size());
+	if (r == 0)
+		r = ion_alloc_config_set_heap(config, heap->name);
+	if (r == 0)
+		r = ion_alloc_config_set_flags(config, flags);
+	if (r == 0)
+		r = ion_ctx_solve(ctx, config, ret);
+	ion_alloc_config_free(config);
+	return r;
+}
+
+bool ion_solution_pool_hints(const struct ion_solution *solution, unsigned int index,
+			     const struct ion_pool_hint **ret_hints, size_t *ret_n)
+{
+	const struct ion_conf_field *f;
+
+	*ret_hints = NULL;
+	*ret_n = 0;
+	if (!solution->set || index >= solution->set->n)
+		return false;
+	f = &solution->set->constraints[index]->props.f[ION_KEY_POOL];
+	if (f->set) {
+		*ret_hints = f->v.pool.v;
+		*ret_n = f->v.pool.n;
+	}
+	return true;
 }

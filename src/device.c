@@ -37,6 +37,7 @@
 #include "device.h"
 #include "registry.h"
 #include "sysfs.h"
+#include "uapi/drm.h"
 #include "uapi/videodev2.h"
 
 /* The device keys, in the order the tools show them. */
@@ -92,7 +93,9 @@ static void device_free(struct ion_device *dev)
 	free(dev->constraint.own_heap);
 	ion_conf_props_clear(&dev->constraint.props);
 	ion_attrs_clear(&dev->facts);
-	ion_attrs_clear(&dev->view);
+	if (atomic_load_explicit(&dev->view, memory_order_acquire))
+		ion_attrs_clear(atomic_load_explicit(&dev->view, memory_order_acquire));
+	free(atomic_load_explicit(&dev->view, memory_order_acquire));
 	ion_strv_free(dev->strings);
 	free(dev);
 }
@@ -106,7 +109,8 @@ void ion_device_release(struct ion_device *dev)
 /* ---- reading sysfs ---- */
 
 /* The real path of sysroot + path, without the sysroot; NULL if none. */
-static char *canonical(struct ion_ctx *ctx, const char *path, int *ret_error)
+static char *canonical(struct ion_ctx *ctx, const struct ion_registry *reg,
+		       const char *path, int *ret_error)
 {
 	_cleanup_free_ char *full = ion_ctx_path(ctx, path), *real = NULL;
 	char *p;
@@ -115,29 +119,96 @@ static char *canonical(struct ion_ctx *ctx, const char *path, int *ret_error)
 	if (!full)
 		return NULL;
 	real = realpath(full, NULL);
-	p = real ? ion_ctx_unroot(ctx, real) : NULL;
+	p = real ? ion_ctx_unroot(ctx, reg->root, real) : NULL;
 	if (!p)
 		*ret_error = errno == ENOMEM ? -ENOMEM : -ENODEV;
 	return p;
 }
 
-/* sysroot + syspath + "/" + name, for the sysfs helpers. */
-static char *in_root(struct ion_ctx *ctx, const char *syspath)
+/* Removes "." and "name/.." from an absolute path, in place. */
+static void normalize(char *path)
 {
-	return ion_ctx_path(ctx, syspath);
+	char *out = path, *in = path;
+
+	while (*in) {
+		while (*in == '/')
+			in++;
+		if (!*in)
+			break;
+		if (in[0] == '.' && (in[1] == '/' || !in[1])) {
+			in++;
+		} else if (in[0] == '.' && in[1] == '.' && (in[2] == '/' || !in[2])) {
+			in += 2;
+			while (out > path && *--out != '/')
+				;
+		} else {
+			*out++ = '/';
+			while (*in && *in != '/')
+				*out++ = *in++;
+		}
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
 }
 
-static int read_uevent(struct ion_ctx *ctx, struct ion_device *dev)
+/*
+ * The same for a sysfs path whose folders are real and whose last
+ * component may be a relative link (a class entry, a "device" link): what
+ * realpath() would answer, with one readlink per link instead of one per
+ * component.  Anything else takes realpath().
+ */
+static char *resolve(struct ion_ctx *ctx, const struct ion_registry *reg,
+		     const char *path, int *ret_error)
 {
-	_cleanup_free_ char *dir = in_root(ctx, dev->syspath), *text = NULL;
+	_cleanup_free_ char *cur = strdup(path);
+
+	*ret_error = -ENOMEM;
+	for (int hops = 0; cur && hops < 8; hops++) {
+		_cleanup_free_ char *full = ion_ctx_path(ctx, cur), *joined = NULL;
+		char target[PATH_MAX];
+		ssize_t n;
+
+		if (!full)
+			return NULL;
+		n = readlink(full, target, sizeof(target) - 1);
+		if (n < 0 && errno == EINVAL)
+			return steal_ptr(&cur); /* no link: there it is */
+		if (n < 0 || target[0] == '/') {
+			if (n < 0 && errno != ENOENT && errno != ENOTDIR)
+				break;
+			*ret_error = -ENODEV;
+			return n < 0 ? NULL : canonical(ctx, reg, path, ret_error);
+		}
+		target[n] = '\0';
+		*strrchr(cur, '/') = '\0';
+		if (asprintf(&joined, "%s/%s", cur, target) < 0)
+			return NULL;
+		normalize(joined);
+		free(cur);
+		cur = steal_ptr(&joined);
+	}
+	return canonical(ctx, reg, path, ret_error);
+}
+
+/*
+ * While a device is read: its class directory and its parent's, open, so
+ * that each attribute costs one lookup of its own name only.
+ */
+struct dirs {
+	int dev;
+	int parent;	/* or -1 */
+};
+
+static int read_uevent(const struct dirs *d, struct ion_device *dev)
+{
+	_cleanup_free_ char *text = NULL;
 	unsigned int major = 0, minor = 0;
 	bool has_major = false, has_minor = false;
 	char *save = NULL;
 	int r;
 
-	if (!dir)
-		return -ENOMEM;
-	r = ion_sysfs_read_at(dir, "uevent", &text);
+	r = ion_sysfs_read_at(d->dev, "uevent", &text, NULL);
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
@@ -194,6 +265,64 @@ static int read_v4l2_card(struct ion_ctx *ctx, struct ion_device *dev)
 	cap.card[sizeof(cap.card) - 1] = '\0';
 	dev->v4l2_card = strdup((const char *)cap.card);
 	return dev->v4l2_card ? 0 : -ENOMEM;
+}
+
+/* The GEM heap of the DRM device at parent, if discovery found one. */
+static const struct ion_heap *own_gem_heap(const struct ion_registry *reg,
+					   const char *parent)
+{
+	for (unsigned int i = 0; parent && i < reg->n_heaps; i++) {
+		const struct ion_heap *h = reg->heaps[i];
+
+		if (h->sysfs_device && strcmp(h->sysfs_device, parent) == 0)
+			return h;
+	}
+	return NULL;
+}
+
+/*
+ * DRM_IOCTL_VERSION's name.  GEM discovery asked it of a device with
+ * dumb buffers; a render-only GPU (v3d, panfrost, etnaviv) is asked here
+ * through its render node, which makes no one DRM master.  The kernel
+ * driver's name stands in where neither can be asked.
+ */
+static int read_drm_driver(struct ion_ctx *ctx, const struct ion_registry *reg,
+			   struct ion_device *dev)
+{
+	const struct ion_heap *own = own_gem_heap(reg, dev->parent);
+	_cleanup_free_ char *drm_dir = NULL;
+	struct dirent **names;
+	int n;
+
+	/* A GEM heap that could not learn the name carries its node's. */
+	if (own && strcmp(own->kernel_name, own->name) != 0)
+		return (dev->drm_driver = strdup(own->kernel_name)) ? 0 : -ENOMEM;
+	if (dev->parent && asprintf(&drm_dir, "%s%s/drm", ctx->sysroot, dev->parent) < 0)
+		return -ENOMEM;
+	n = drm_dir ? scandir(drm_dir, &names, NULL, alphasort) : -1;
+	for (int i = 0; i < n; i++) {
+		char node[64], name[64] = "";
+		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+		_cleanup_free_ char *path = NULL;
+		const char *why;
+		int fd;
+
+		if (!dev->drm_driver && strncmp(names[i]->d_name, "renderD", 7) == 0 &&
+		    snprintf(node, sizeof(node), "/dev/dri/%s", names[i]->d_name) > 0 &&
+		    (path = ion_ctx_path(ctx, node))) {
+			fd = ion_open_device_node(ctx->sysroot, path, O_RDWR, "drm", NULL, &why);
+			if (fd >= 0 && ion_ioctl_retry(fd, DRM_IOCTL_VERSION, &v) == 0 && name[0])
+				dev->drm_driver = strndup(name, v.name_len < sizeof(name) ? v.name_len
+											: sizeof(name) - 1);
+			closep(&fd);
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	if (!dev->drm_driver && dev->driver && !(dev->drm_driver = strdup(dev->driver)))
+		return -ENOMEM;
+	return 0;
 }
 
 #if HAVE_LIBUDEV
@@ -254,75 +383,61 @@ static int read_udev(struct ion_ctx *ctx, struct ion_device *dev)
 }
 #endif
 
-/* The GEM heap of the DRM device at parent, if discovery found one. */
-static const struct ion_heap *own_gem_heap(const struct ion_registry *reg,
-					   const char *parent)
-{
-	for (unsigned int i = 0; parent && i < reg->n_heaps; i++) {
-		const struct ion_heap *h = reg->heaps[i];
-
-		if (h->sysfs_device && strcmp(h->sysfs_device, parent) == 0)
-			return h;
-	}
-	return NULL;
-}
-
 static int read_facts(struct ion_ctx *ctx, const struct ion_registry *reg,
-		      struct ion_device *dev)
+		      struct ion_device *dev, struct dirs *d)
 {
-	_cleanup_free_ char *dir = in_root(ctx, dev->syspath);
-	_cleanup_free_ char *pdir = NULL, *of_dir = NULL, *compat = NULL;
+	_cleanup_free_ char *compat = NULL;
 	size_t len = 0;
 	int r, error;
 
-	if (!dir)
-		return -ENOMEM;
-	r = optional(ion_sysfs_link_name(dir, "subsystem", &dev->subsystem));
+	r = optional(ion_sysfs_link_name_at(d->dev, "subsystem", &dev->subsystem));
 	if (r == 0)
-		r = optional(ion_sysfs_read_at(dir, "name", &dev->label));
+		r = optional(ion_sysfs_read_at(d->dev, "name", &dev->label, NULL));
 	if (r == 0)
-		r = read_uevent(ctx, dev);
+		r = read_uevent(d, dev);
 	if (r < 0)
 		return r;
 	/* A class device names its bus device with a "device" link; a bus
 	 * device given by its path is its own parent. */
-	if (ion_sysfs_exists(dir, "device")) {
+	if (ion_sysfs_exists_at(d->dev, "device")) {
 		_cleanup_free_ char *link = NULL;
 
 		if (asprintf(&link, "%s/device", dev->syspath) < 0)
 			return -ENOMEM;
-		dev->parent = canonical(ctx, link, &error);
+		dev->parent = resolve(ctx, reg, link, &error);
 		if (!dev->parent && error == -ENOMEM)
 			return error;
-	} else if (!(dev->parent = strdup(dev->syspath))) {
-		return -ENOMEM;
-	}
-	if (dev->parent) {
-		pdir = in_root(ctx, dev->parent);
-		if (!pdir)
+		if (dev->parent) {
+			_cleanup_free_ char *pdir = ion_ctx_path(ctx, dev->parent);
+
+			if (!pdir)
+				return -ENOMEM;
+			d->parent = ion_sysfs_open_dir(AT_FDCWD, pdir);
+		}
+	} else {
+		if (!(dev->parent = strdup(dev->syspath)))
 			return -ENOMEM;
-		r = optional(ion_sysfs_link_name(pdir, "subsystem", &dev->bus));
+		d->parent = fcntl(d->dev, F_DUPFD_CLOEXEC, 3);
+	}
+	if (d->parent == -ENOMEM)
+		return -ENOMEM;
+	if (d->parent >= 0) {
+		r = optional(ion_sysfs_link_name_at(d->parent, "subsystem", &dev->bus));
 		if (r == 0)
-			r = optional(ion_sysfs_link_name(pdir, "driver", &dev->driver));
+			r = optional(ion_sysfs_link_name_at(d->parent, "driver", &dev->driver));
 		if (r < 0)
 			return r;
-		if (asprintf(&of_dir, "%s/of_node/compatible", pdir) < 0)
-			return -ENOMEM;
 		/* A NUL-separated list, hence the length. */
-		r = ion_sysfs_read(of_dir, &compat, &len);
+		r = ion_sysfs_read_at(d->parent, "of_node/compatible", &compat, &len);
 		if (r == -ENOMEM)
 			return r;
 		if (r == 0 && !(dev->of_compatible = ion_split_nul_list(compat, len)))
 			return -ENOMEM;
 	}
 	if (dev->subsystem && strcmp(dev->subsystem, "drm") == 0) {
-		const struct ion_heap *own = own_gem_heap(reg, dev->parent);
-
-		/* DRM_IOCTL_VERSION's name, which GEM discovery asked. */
-		if (own && !(dev->drm_driver = strdup(own->kernel_name)))
-			return -ENOMEM;
-		if (!own && dev->driver && !(dev->drm_driver = strdup(dev->driver)))
-			return -ENOMEM;
+		r = read_drm_driver(ctx, reg, dev);
+		if (r < 0)
+			return r;
 	}
 	if (dev->subsystem && strcmp(dev->subsystem, "video4linux") == 0) {
 		r = read_v4l2_card(ctx, dev);
@@ -346,29 +461,26 @@ static void log_conf_error(void *userdata, const char *file, unsigned int line,
 }
 
 static int from_cookie(struct ion_ctx *ctx, const struct ion_registry *reg,
-		       struct ion_device *dev, struct ion_conf_props *props)
+		       struct ion_device *dev, const struct dirs *d,
+		       struct ion_conf_props *props)
 {
 	const char *attr = reg->conf ? ion_conf_cookie_attribute(reg->conf, NULL) : NULL;
+	const int fds[] = { d->dev, d->parent };
 	const char *dirs[] = { dev->syspath, dev->parent };
 
 	for (size_t i = 0; attr && i < 2; i++) {
-		_cleanup_free_ char *path = NULL, *full = NULL, *text = NULL;
+		_cleanup_free_ char *text = NULL;
 		const char *shown;
 		int r;
 
-		if (!dirs[i] || (i == 1 && strcmp(dirs[0], dirs[1]) == 0))
+		if (fds[i] < 0 || (i == 1 && strcmp(dirs[0], dirs[1]) == 0))
 			continue;
-		if (asprintf(&path, "%s/%s", dirs[i], attr) < 0)
-			return -ENOMEM;
-		full = ion_ctx_path(ctx, path);
-		if (!full)
-			return -ENOMEM;
-		r = ion_sysfs_read(full, &text, NULL);
+		r = ion_sysfs_read_at(fds[i], attr, &text, NULL);
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)
 			continue;
-		shown = own_string(dev, "%s", path);
+		shown = own_string(dev, "%s/%s", dirs[i], attr);
 		if (!shown)
 			return -ENOMEM;
 		r = ion_conf_parse_cookie(shown, text, log_conf_error, ctx, props);
@@ -454,47 +566,51 @@ static int set_derived(struct ion_device *dev, struct ion_conf_props *props,
 	return 0;
 }
 
-/* The nearest directory from dir up that has an iommu_group, or NULL. */
-static char *iommu_group_of(struct ion_ctx *ctx, const char *dir, int *ret_error)
+/*
+ * The nearest of the parent and its ancestors (up to /sys/devices) that
+ * sits in an IOMMU group, or NULL: virtio-gpu's DRM device is a virtio
+ * device, whose DMA goes through the PCI function above it.
+ */
+static char *iommu_group_of(const struct ion_device *dev, const struct dirs *d,
+			    int *ret_error)
 {
-	_cleanup_free_ char *path = strdup(dir);
+	_cleanup_free_ char *path = strdup(dev->parent);
+	_cleanup_close_ int fd = fcntl(d->parent, F_DUPFD_CLOEXEC, 3);
 	char *slash;
 
-	*ret_error = -ENOMEM;
-	if (!path)
-		return NULL;
-	*ret_error = 0;
-	while ((slash = strrchr(path, '/')) && strcmp(path, "/sys/devices") != 0 && slash != path) {
-		_cleanup_free_ char *full = ion_ctx_path(ctx, path);
+	*ret_error = !path ? -ENOMEM : fd < 0 ? neg_errno() : 0;
+	while (!*ret_error && (slash = strrchr(path, '/')) && slash != path &&
+	       strcmp(path, "/sys/devices") != 0) {
+		int up;
 
-		if (!full) {
-			*ret_error = -ENOMEM;
-			return NULL;
-		}
-		if (ion_sysfs_exists(full, "iommu_group"))
+		if (ion_sysfs_exists_at(fd, "iommu_group"))
 			return steal_ptr(&path);
 		*slash = '\0';
+		up = ion_sysfs_open_dir(fd, "..");
+		close(fd);
+		fd = up;
+		if (fd < 0)
+			*ret_error = fd == -ENOMEM ? fd : 0;
+		if (fd < 0)
+			break;
 	}
 	return NULL;
 }
 
-static int derive(struct ion_ctx *ctx, const struct ion_registry *reg,
-		  struct ion_device *dev, struct ion_conf_props *props)
+static int derive(const struct ion_registry *reg, struct ion_device *dev,
+		  const struct dirs *d, struct ion_conf_props *props)
 {
-	_cleanup_free_ char *group = NULL, *pdir = NULL;
+	_cleanup_free_ char *group = NULL;
 	uint64_t bits;
 	bool of_node, coherent;
 	int r;
 
-	if (!dev->parent)
+	if (!dev->parent || d->parent < 0)
 		return 0;
-	group = iommu_group_of(ctx, dev->parent, &r);
+	group = iommu_group_of(dev, d, &r);
 	if (r < 0)
 		return r;
-	pdir = in_root(ctx, dev->parent);
-	if (!pdir)
-		return -ENOMEM;
-	of_node = ion_sysfs_exists(pdir, "of_node");
+	of_node = dev->of_compatible || ion_sysfs_exists_at(d->parent, "of_node");
 	if (group) {
 		r = ion_attrs_add(&dev->facts, "iommu", "behind an IOMMU", "%s/iommu_group", group);
 		if (r == 0)
@@ -514,7 +630,8 @@ static int derive(struct ion_ctx *ctx, const struct ion_registry *reg,
 			return r;
 	}
 	/* PCI says how many address bits the device drives. */
-	if (ion_sysfs_read_u64(pdir, "dma_mask_bits", &bits) == 0 && bits > 0 && bits < 64) {
+	if (dev->bus && strcmp(dev->bus, "pci") == 0 &&
+	    ion_sysfs_read_u64_at(d->parent, "dma_mask_bits", &bits) == 0 && bits > 0 && bits < 64) {
 		char value[16];
 
 		snprintf(value, sizeof(value), "%u", (unsigned int)bits);
@@ -527,11 +644,7 @@ static int derive(struct ion_ctx *ctx, const struct ion_registry *reg,
 			return r;
 	}
 	if (of_node) {
-		_cleanup_free_ char *of_dir = NULL;
-
-		if (asprintf(&of_dir, "%s/of_node", pdir) < 0)
-			return -ENOMEM;
-		coherent = ion_sysfs_exists(of_dir, "dma-coherent");
+		coherent = ion_sysfs_exists_at(d->parent, "of_node/dma-coherent");
 		r = ion_attrs_add(&dev->facts, "dma-coherent", coherent ? "yes" : "no",
 				  "%s/of_node/dma-coherent", dev->parent);
 		if (r < 0)
@@ -561,7 +674,7 @@ static void fill_unset(struct ion_conf_props *to, struct ion_conf_props *from)
 	}
 }
 
-static int build_view(struct ion_device *dev)
+static int build_view(const struct ion_device *dev, struct ion_attrs *view)
 {
 	const struct ion_constraint *c = &dev->constraint;
 	int r = 0;
@@ -576,23 +689,23 @@ static int build_view(struct ion_device *dev)
 		if (!value)
 			return -ENOMEM;
 		if (f->src.line)
-			r = ion_attrs_add(&dev->view, ion_conf_key_name(device_keys[i]), value,
+			r = ion_attrs_add(view, ion_conf_key_name(device_keys[i]), value,
 					  "%s:%u", f->src.file, f->src.line);
 		else
-			r = ion_attrs_add(&dev->view, ion_conf_key_name(device_keys[i]), value,
+			r = ion_attrs_add(view, ion_conf_key_name(device_keys[i]), value,
 					  "%s", f->src.file ? f->src.file : "?");
 	}
 	if (r == 0 && c->own_heap)
-		r = ion_attrs_add(&dev->view, "OwnHeap", c->own_heap,
+		r = ion_attrs_add(view, "OwnHeap", c->own_heap,
 				  "derived: a DRM device's own dumb buffers always fit it");
 	if (r == 0 && c->prefer_uncached)
-		r = ion_attrs_add(&dev->view, "PreferUncached", "yes", "%s",
+		r = ion_attrs_add(view, "PreferUncached", "yes", "%s",
 				  c->prefer_uncached_src.file);
 	return r;
 }
 
 static int build_constraint(struct ion_ctx *ctx, const struct ion_registry *reg,
-			    struct ion_device *dev)
+			    struct ion_device *dev, const struct dirs *d)
 {
 	struct ion_conf_props cookie = { 0 }, udev = { 0 }, conf = { 0 }, derived = { 0 };
 	struct ion_conf_props *c = &dev->constraint.props;
@@ -603,13 +716,13 @@ static int build_constraint(struct ion_ctx *ctx, const struct ion_registry *reg,
 		own = own_gem_heap(reg, dev->parent);
 	if (own && !(dev->constraint.own_heap = strdup(own->name)))
 		return -ENOMEM;
-	r = from_cookie(ctx, reg, dev, &cookie);
+	r = from_cookie(ctx, reg, dev, d, &cookie);
 	if (r == 0)
 		r = from_udev(ctx, dev, &udev);
 	if (r == 0)
 		r = from_conf(reg, dev, &conf);
 	if (r == 0)
-		r = derive(ctx, reg, dev, &derived);
+		r = derive(reg, dev, d, &derived);
 	if (r == 0) {
 		fill_unset(c, &cookie);
 		fill_unset(c, &udev);
@@ -619,7 +732,6 @@ static int build_constraint(struct ion_ctx *ctx, const struct ion_registry *reg,
 			fill_unset(c, &derived);
 		else
 			dev->constraint.prefer_uncached = false;
-		r = build_view(dev);
 	}
 	ion_conf_props_clear(&cookie);
 	ion_conf_props_clear(&udev);
@@ -635,6 +747,7 @@ static struct ion_device *device_new(const char *name)
 	if (!dev)
 		return NULL;
 	atomic_init(&dev->refcount, 1);
+	atomic_init(&dev->view, NULL);
 	dev->name = strdup(name);
 	dev->constraint.device = dev->name;
 	if (!dev->name) {
@@ -647,12 +760,13 @@ static struct ion_device *device_new(const char *name)
 int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
 		    const char *syspath, struct ion_device **ret)
 {
-	_cleanup_free_ char *path = NULL;
+	_cleanup_free_ char *path = NULL, *full = NULL;
+	struct dirs d = { -1, -1 };
 	struct ion_device *dev;
 	const char *base;
 	int r;
 
-	path = canonical(ctx, syspath, &r);
+	path = resolve(ctx, reg, syspath, &r);
 	if (!path)
 		return r;
 	if (strncmp(path, "/sys/", 5) != 0)
@@ -663,9 +777,15 @@ int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
 		return -ENOMEM;
 	dev->ctx = ctx; /* not a reference: the registry's devices have none */
 	dev->syspath = steal_ptr(&path);
-	r = read_facts(ctx, reg, dev);
+	full = ion_ctx_path(ctx, dev->syspath);
+	d.dev = full ? ion_sysfs_open_dir(AT_FDCWD, full) : -ENOMEM;
+	r = d.dev < 0 ? (d.dev == -ENOMEM ? -ENOMEM : -ENODEV) : 0;
 	if (r == 0)
-		r = build_constraint(ctx, reg, dev);
+		r = read_facts(ctx, reg, dev, &d);
+	if (r == 0)
+		r = build_constraint(ctx, reg, dev, &d);
+	closep(&d.dev);
+	closep(&d.parent);
 	if (r < 0) {
 		device_free(dev);
 		return r;
@@ -692,8 +812,6 @@ int ion_device_from_name(struct ion_ctx *ctx, const struct ion_registry *reg,
 		if (!dev->sections || !(dev->sections[0] = strdup(name)))
 			r = -ENOMEM;
 	}
-	if (r >= 0)
-		r = build_view(dev);
 	if (r < 0) {
 		device_free(dev);
 		return r;
@@ -905,7 +1023,7 @@ ION_EXPORT int ion_ctx_get_device(struct ion_ctx *ctx, const char *spec,
 	if (strncmp(spec, "/dev/", 5) == 0) {
 		r = get_by_node(ctx, reg, spec, &dev);
 	} else if (spec[0] == '/') {
-		_cleanup_free_ char *path = canonical(ctx, spec, &r);
+		_cleanup_free_ char *path = canonical(ctx, reg, spec, &r);
 
 		if (path && (dev = find_listed(reg, same_syspath, path)))
 			dev = user_ref(dev);
@@ -981,9 +1099,38 @@ ION_EXPORT const char *ion_device_get_driver(const struct ion_device *dev)
 	return dev ? (dev->drm_driver ? dev->drm_driver : dev->driver) : NULL;
 }
 
+/* The constraint worded, on first use; NULL on ENOMEM (then again next
+ * time).  Two threads may both word it: one result stays. */
+static const struct ion_attrs *get_view(const struct ion_device *device)
+{
+	struct ion_device *dev = (struct ion_device *)device;
+	struct ion_attrs *view = atomic_load_explicit(&dev->view, memory_order_acquire);
+	struct ion_attrs *expected = NULL;
+	int r;
+
+	if (view)
+		return view;
+	view = calloc(1, sizeof(*view));
+	r = view ? build_view(dev, view) : -ENOMEM;
+	if (r < 0 || !atomic_compare_exchange_strong_explicit(&dev->view, &expected, view,
+							      memory_order_acq_rel,
+							      memory_order_acquire)) {
+		if (view)
+			ion_attrs_clear(view);
+		free(view);
+		return r < 0 ? NULL : expected;
+	}
+	return view;
+}
+
 ION_EXPORT int ion_device_get_constraint_count(const struct ion_device *dev)
 {
-	return dev ? (int)dev->view.n : -EINVAL;
+	const struct ion_attrs *view;
+
+	if (!dev)
+		return -EINVAL;
+	view = get_view(dev);
+	return view ? (int)view->n : -ENOMEM;
 }
 
 ION_EXPORT int ion_device_get_constraint(const struct ion_device *dev,
@@ -991,7 +1138,12 @@ ION_EXPORT int ion_device_get_constraint(const struct ion_device *dev,
 					 const char **ret_value,
 					 const char **ret_source)
 {
-	return ion_attrs_get(dev ? &dev->view : NULL, index, ret_key, ret_value, ret_source);
+	const struct ion_attrs *view;
+
+	if (!dev)
+		return -EINVAL;
+	view = get_view(dev);
+	return view ? ion_attrs_get(view, index, ret_key, ret_value, ret_source) : -ENOMEM;
 }
 
 ION_EXPORT int ion_device_get_fact_count(const struct ion_device *dev)

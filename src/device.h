@@ -38,7 +38,10 @@ struct ion_device {
 	bool has_devnum;
 	struct ion_constraint constraint;
 	struct ion_attrs facts;	/* what discovery read and derived, with where */
-	struct ion_attrs view;	/* the constraint as key, value, source */
+	/* The constraint as key, value, source: worded when first asked, so
+	 * that reading a hundred devices at discovery stays cheap; published
+	 * once, without a lock. */
+	_Atomic(struct ion_attrs *) view;
 	char **strings;		/* sources the constraint points into */
 };
 

@@ -1544,10 +1544,13 @@ static int fold(const struct conf_section *const *sections, size_t n_sections,
 		section_pick_fn pick, const void *arg, struct ion_conf_props *props,
 		char ***ret_names)
 {
+	_cleanup_free_ const struct conf_section **picked = NULL;
 	struct ion_conf_props c;
 	size_t name_bytes = 0, count = 0;
 
-	if (props_copy(&c, props) < 0)
+	/* Who matched, once: a device's match runs fnmatch() per glob. */
+	picked = malloc((n_sections ? n_sections : 1) * sizeof(*picked));
+	if (!picked || props_copy(&c, props) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_sections; i++) {
 		const struct conf_section *sec = sections[i];
@@ -1566,12 +1569,11 @@ static int fold(const struct conf_section *const *sections, size_t n_sections,
 		}
 		if (ret_names)
 			name_bytes += strlen(sec->name) + 1;
-		count++;
+		picked[count++] = sec;
 	}
 	if (ret_names) {
 		/* One block, the strings after the pointers: one free(). */
 		char **names = malloc((count + 1) * sizeof(char *) + name_bytes);
-		size_t k = 0;
 		char *s;
 
 		if (!names) {
@@ -1579,13 +1581,11 @@ static int fold(const struct conf_section *const *sections, size_t n_sections,
 			return -ENOMEM;
 		}
 		s = (char *)(names + count + 1);
-		for (size_t i = 0; i < n_sections && k < count; i++) {
-			if (!pick(sections[i], arg))
-				continue;
-			names[k++] = s;
-			s = stpcpy(s, sections[i]->name) + 1;
+		for (size_t k = 0; k < count; k++) {
+			names[k] = s;
+			s = stpcpy(s, picked[k]->name) + 1;
 		}
-		names[k] = NULL;
+		names[count] = NULL;
 		*ret_names = names;
 	}
 	ion_conf_props_clear(props);

@@ -3,14 +3,23 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "sysfs.h"
 #include "util.h"
 
-int ion_sysfs_read(const char *path, char **ret, size_t *ret_len)
+int ion_sysfs_open_dir(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	return fd < 0 ? neg_errno() : fd;
+}
+
+int ion_sysfs_read_at(int dirfd, const char *name, char **ret, size_t *ret_len)
 {
 	size_t len;
-	int r = ion_read_file(path, ION_SYSFS_MAX, ret, &len);
+	int r = ion_read_file_at(dirfd, name, ION_SYSFS_MAX, ret, &len);
 
 	if (r < 0)
 		return r == -EBADFD || r == -EISDIR ? -EINVAL : r;
@@ -21,39 +30,96 @@ int ion_sysfs_read(const char *path, char **ret, size_t *ret_len)
 	return 0;
 }
 
-int ion_sysfs_read_at(const char *dir, const char *name, char **ret)
-{
-	_cleanup_free_ char *path = NULL;
-
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		return -ENOMEM;
-	return ion_sysfs_read(path, ret, NULL);
-}
-
-int ion_sysfs_read_u64(const char *dir, const char *name, uint64_t *ret)
+int ion_sysfs_read_u64_at(int dirfd, const char *name, uint64_t *ret)
 {
 	_cleanup_free_ char *text = NULL;
-	int r = ion_sysfs_read_at(dir, name, &text);
+	int r = ion_sysfs_read_at(dirfd, name, &text, NULL);
 
 	return r < 0 ? r : ion_parse_u64(text, 10, ret);
 }
 
-int ion_sysfs_link_name(const char *dir, const char *name, char **ret)
+int ion_sysfs_link_name_at(int dirfd, const char *name, char **ret)
 {
-	_cleanup_free_ char *path = NULL;
 	char target[PATH_MAX];
 	const char *base;
 	ssize_t n;
 
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		return -ENOMEM;
-	n = readlink(path, target, sizeof(target) - 1);
+	n = readlinkat(dirfd, name, target, sizeof(target) - 1);
 	if (n < 0)
 		return neg_errno();
 	target[n] = '\0';
 	base = strrchr(target, '/');
 	*ret = strdup(base ? base + 1 : target);
 	return *ret ? 0 : -ENOMEM;
+}
+
+bool ion_sysfs_exists_at(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* 0 when sysfs places the char device rdev as wanted (or cannot say),
+ * else -ENOTTY with the reason, or -ENOMEM. */
+static int check_class(const char *sysroot, dev_t rdev, const char *subsystem,
+		       const char *name, const char **ret_why)
+{
+	_cleanup_free_ char *dir = NULL, *class = NULL, *real = NULL;
+	_cleanup_close_ int fd = -1;
+	const char *base;
+	int r;
+
+	if (asprintf(&dir, "%s/sys/dev/char/%u:%u", sysroot, major(rdev), minor(rdev)) < 0)
+		return -ENOMEM;
+	fd = ion_sysfs_open_dir(AT_FDCWD, dir);
+	if (fd == -ENOMEM || fd == -EMFILE || fd == -ENFILE)
+		return fd;
+	if (fd < 0)
+		return 0; /* no sysfs to ask: the caller's ioctl will tell */
+	r = ion_sysfs_link_name_at(fd, "subsystem", &class);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || strcmp(class, subsystem) != 0) {
+		*ret_why = "is a device of another class";
+		return -ENOTTY;
+	}
+	if (!name)
+		return 0;
+	real = realpath(dir, NULL);
+	if (!real)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	base = strrchr(real, '/');
+	if (strcmp(base ? base + 1 : real, name) != 0) {
+		*ret_why = "is another device of its class";
+		return -ENOTTY;
+	}
+	return 0;
+}
+
+int ion_open_device_node(const char *sysroot, const char *path, int flags,
+			 const char *subsystem, const char *name,
+			 const char **ret_why)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
+
+	fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return neg_errno();
+	if (fstat(fd, &st) < 0)
+		return neg_errno();
+	if (!S_ISCHR(st.st_mode)) {
+		*ret_why = "is not a character device";
+		return -ENOTTY;
+	}
+	if (subsystem) {
+		r = check_class(sysroot, st.st_rdev, subsystem, name, ret_why);
+		if (r < 0)
+			return r;
+	}
+	return steal_fd(&fd);
 }
 
 char **ion_split_nul_list(const char *text, size_t len)
@@ -84,14 +150,4 @@ void ion_strv_free(char **strv)
 	for (char **s = strv; s && *s; s++)
 		free(*s);
 	free(strv);
-}
-
-bool ion_sysfs_exists(const char *dir, const char *name)
-{
-	_cleanup_free_ char *path = NULL;
-	struct stat st;
-
-	if (asprintf(&path, "%s/%s", dir, name) < 0)
-		return false;
-	return lstat(path, &st) == 0;
 }

@@ -27,14 +27,6 @@ struct bench {
 	double target_ns;	/* how long one block should take */
 };
 
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
 static int lib_alloc_close(struct bench *b, size_t len)
 {
 	int fd, r = ion_alloc_fd(b->client, len, 0, b->mask, ION_FLAG_CACHED, &fd);
@@ -48,7 +40,7 @@ static int lib_alloc_close(struct bench *b, size_t len)
 /* ns for n calls, or a negative errno. */
 static double run(struct bench *b, int lib, size_t len, unsigned long n)
 {
-	double start = now_ns();
+	double start = ionctl_now_ns();
 
 	for (unsigned long i = 0; i < n; i++) {
 		int r = lib ? lib_alloc_close(b, len) : b->raw.alloc_close(&b->raw, len);
@@ -56,7 +48,7 @@ static double run(struct bench *b, int lib, size_t len, unsigned long n)
 		if (r < 0)
 			return r;
 	}
-	return now_ns() - start;
+	return ionctl_now_ns() - start;
 }
 
 #define RUN_CALLS 8
@@ -80,13 +72,6 @@ static int round_ns(struct bench *b, size_t len, unsigned long n, double *raw, d
 	return 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static int measure(struct bench *b, size_t len, double *raw_ns, double *lib_ns)
 {
 	double raw[64], lib[64], probe;
@@ -105,10 +90,8 @@ static int measure(struct bench *b, size_t len, double *raw_ns, double *lib_ns)
 		if (r < 0)
 			return r;
 	}
-	qsort(raw, b->rounds, sizeof(double), cmp_double);
-	qsort(lib, b->rounds, sizeof(double), cmp_double);
-	*raw_ns = raw[b->rounds / 2];
-	*lib_ns = lib[b->rounds / 2];
+	*raw_ns = ionctl_median(raw, b->rounds);
+	*lib_ns = ionctl_median(lib, b->rounds);
 	return 0;
 }
 
@@ -176,6 +159,10 @@ int ionctl_bench(int argc, char **argv)
 		{ "sizes", required_argument, NULL, 's' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "round-ms", required_argument, NULL, 'b' },
+		{ "solve", no_argument, NULL, 'S' },
+		{ "devices", required_argument, NULL, 'd' },
+		{ "for", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -183,10 +170,13 @@ int ionctl_bench(int argc, char **argv)
 	struct bench b = { .rounds = 7, .target_ns = 100e6 };
 	const char *only = NULL;
 	struct ion_ctx *ctx;
+	unsigned int n_devices = 100;
+	char *specs[16];
+	int solve = 0, json = 0, n_specs = 0;
 	uint64_t v;
 	int c, n;
 
-	while ((c = getopt_long(argc, argv, "H:s:r:b:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "H:s:r:b:Sd:f:jh", options, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			only = optarg;
@@ -205,13 +195,35 @@ int ionctl_bench(int argc, char **argv)
 				return ionctl_usage_error("bench", "--round-ms takes 1 to 60000");
 			b.target_ns = (double)v * 1e6;
 			break;
+		case 'S':
+			solve = 1;
+			break;
+		case 'd':
+			if (ion_parse_u64(optarg, 10, &v) < 0 || v < 16 || v > 10000)
+				return ionctl_usage_error("bench", "--devices takes 16 to 10000");
+			n_devices = (unsigned int)v;
+			break;
+		case 'f':
+			if (n_specs == 16)
+				return ionctl_usage_error("bench", "at most 16 --for devices");
+			specs[n_specs++] = optarg;
+			break;
+		case 'j':
+			json = 1;
+			break;
 		case 'h':
 			printf("usage: ionctl bench [--heap NAME] [--sizes 4K,1M,8M,32M]\n"
-			       "                    [--rounds 7] [--round-ms 100]\n\n"
+			       "                    [--rounds 7] [--round-ms 100]\n"
+			       "       ionctl bench --solve [--devices 100] [--for DEVICE...] [--rounds 7]\n"
+			       "                    [--json]\n\n"
 			       "Allocates and closes buffers in a loop on every available heap\n"
 			       "(or NAME): the raw kernel call and libion's ion_alloc_fd(), in\n"
 			       "alternating runs of 8 calls, for rounds of about round-ms. Prints\n"
-			       "the median round's ns per call of both and the ratio libion / raw.\n");
+			       "the median round's ns per call of both and the ratio libion / raw.\n\n"
+			       "--solve: context creation on a fake tree of --devices devices, a\n"
+			       "warm solve for 1, 4 and 16 of them, and 1M allocations for a device\n"
+			       "set (--for, else the first device here a heap can serve) beside\n"
+			       "allocations by the heap's name.\n");
 			return 0;
 		default:
 			return ionctl_usage_error("bench", "see ionctl bench --help");
@@ -219,6 +231,10 @@ int ionctl_bench(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ionctl_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+	if (solve)
+		return ionctl_bench_solve(n_devices, b.rounds, json, specs, n_specs);
+	if (json || n_specs)
+		return ionctl_usage_error("bench", "--json and --for go with --solve");
 	ctx = ionctl_ctx_new("bench");
 	if (!ctx)
 		return 1;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ionctl.h"
 #include "src/util.h"
@@ -78,6 +79,27 @@ void ionctl_json_triple(int index, const char *key, const char *value,
 	printf(", \"source\": ");
 	ionctl_json_string(source);
 	putchar('}');
+}
+
+double ionctl_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double ionctl_median(double *values, size_t n)
+{
+	qsort(values, n, sizeof(*values), cmp_double);
+	return values[n / 2];
 }
 
 int ionctl_get_devices(const char *cmd, struct ion_ctx *ctx, int argc,

@@ -49,6 +49,12 @@ void ionctl_json_triple(int index, const char *key, const char *value,
 int ionctl_get_devices(const char *cmd, struct ion_ctx *ctx, int argc,
 		       char **argv, struct ion_device ***ret_devices);
 void ionctl_put_devices(struct ion_device **devices, int n);
+/* CLOCK_MONOTONIC in ns; the median of n values (sorts them). */
+double ionctl_now_ns(void);
+double ionctl_median(double *values, size_t n);
+/* ionctl bench --solve (bench-solve.c). */
+int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
+		       char **specs, int n_specs);
 /* A device and its constraint, as JSON or as indented text. */
 void ionctl_print_device_json(const struct ion_device *dev);
 void ionctl_print_device_text(const struct ion_device *dev, const char *indent);
