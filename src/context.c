@@ -72,14 +72,21 @@ static void fork_prepare(void)
 	pthread_rwlock_wrlock(&fork_lock);
 }
 
-static void fork_done(void)
+static void fork_parent(void)
 {
 	pthread_rwlock_unlock(&fork_lock);
 }
 
+/* The child's thread is not the one that locked it (glibc keys a write
+ * lock by thread id): a new lock, which no one holds. */
+static void fork_child(void)
+{
+	pthread_rwlock_init(&fork_lock, NULL);
+}
+
 static void register_fork_handlers(void)
 {
-	pthread_atfork(fork_prepare, fork_done, fork_done);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 void ion_ctx_lock(struct ion_ctx *ctx, int *state)

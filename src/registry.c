@@ -298,12 +298,15 @@ static bool is_uncached_variant(const struct ion_registry *reg,
 /*
  * The first available heap of each ION type (backends probe in order of
  * preference) takes the type's id, so Android masks keep their meaning;
- * the rest get ids from ION_EXTRA_ID_FIRST up, while they last.  An
- * uncached variant is reached through its cached heap's id.
+ * the rest get ids from 31 down to ION_EXTRA_ID_FIRST, while they last.
+ * An uncached variant is reached through its cached heap's id.
  */
 static void assign_ids(struct ion_registry *reg)
 {
-	unsigned int next_extra = ION_EXTRA_ID_FIRST;
+	/* Extra ids from the top down, in order of preference: ION tries a
+	 * mask's highest id first, so a wide mask meets memfd (CPU-only,
+	 * probed last) last. */
+	int next_extra = ION_MAX_IDS - 1;
 
 	/* The board's AndroidId first: vendor code hard-codes its ids. */
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
@@ -317,14 +320,17 @@ static void assign_ids(struct ion_registry *reg)
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
 		struct ion_heap *h = reg->heaps[i];
 
-		if (h->error || h->id >= 0 || is_uncached_variant(reg, h))
+		/* No mask may reach a protected heap: Android's calls cannot say
+		 * that the CPU will never map the buffer. */
+		if (h->error || h->id >= 0 || is_uncached_variant(reg, h) ||
+		    (h->props & ION_HEAP_PROP_PROTECTED))
 			continue;
-		while (next_extra < ION_MAX_IDS && reg->by_id[next_extra])
-			next_extra++;
+		while (next_extra >= ION_EXTRA_ID_FIRST && reg->by_id[next_extra])
+			next_extra--;
 		if (h->type < ION_HEAP_TYPE_CUSTOM && !reg->by_id[h->type])
 			h->id = (int)h->type;
-		else if (next_extra < ION_MAX_IDS)
-			h->id = (int)next_extra;
+		else if (next_extra >= ION_EXTRA_ID_FIRST)
+			h->id = next_extra;
 		if (h->id >= 0)
 			reg->by_id[h->id] = h;
 	}

@@ -1419,12 +1419,13 @@ static void test_android_id(void **state)
 	/* vendor-b takes the system id: memfd, the system heap's type,
 	 * yields and takes an extra id. */
 	assert_int_equal(ion_heap_get_id(find(ctx, "vendor-b")), 0);
-	/* vendor-c's 9 was taken: the first extra id. */
-	assert_int_equal(ion_heap_get_id(find(ctx, "vendor-c")), ION_EXTRA_ID_FIRST);
+	/* vendor-c's 9 was taken: the first extra id, counted from the top
+	 * (31) down, so that a wide mask tries the preferred heaps first. */
+	assert_int_equal(ion_heap_get_id(find(ctx, "vendor-c")), ION_MAX_IDS - 1);
 	/* A regular file, no char device: unavailable, no id. */
 	assert_int_equal(ion_heap_get_error(find(ctx, "vendor-d")), -ENOTTY);
 	assert_int_equal(ion_heap_get_id(find(ctx, "vendor-d")), -1);
-	assert_int_equal(ion_heap_get_id(find(ctx, "memfd")), ION_EXTRA_ID_FIRST + 1);
+	assert_int_equal(ion_heap_get_id(find(ctx, "memfd")), ION_MAX_IDS - 2);
 
 	/* The Android system mask reaches the pinned heap. */
 	assert_int_equal(ion_alloc_config_new(&config), 0);
