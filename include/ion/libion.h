@@ -117,6 +117,24 @@ struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx);
 int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path);
 
 /*
+ * Heaps and devices that come and go (heaps loaded as modules, TEE heaps,
+ * a camera unbound and bound again).  ion_ctx_get_monitor_fd(): an fd
+ * (the context's; do not close it) that polls readable (POLLIN) when the
+ * set may have changed: inotify on /dev, /dev/dma_heap and /dev/dri under
+ * the sysroot, and a udev monitor where libion was built with libudev,
+ * the root is the real one and udevd runs.  ion_ctx_rescan() then drains
+ * it and runs discovery again: when heaps or devices differ, new calls see
+ * the new set, while every heap, device, solution, pool and buffer got
+ * before stays valid (the old set lives as long as the context) and
+ * buffers already allocated are untouched.
+ * Returns: the fd, or a negative errno; ion_ctx_rescan(): 1 when the set
+ * changed, 0 when not, or discovery's negative errno.
+ * Threads: any.  Since: 1.0
+ */
+int ion_ctx_get_monitor_fd(struct ion_ctx *ctx);
+int ion_ctx_rescan(struct ion_ctx *ctx);
+
+/*
  * What heaps.d gave discovery: the [Board] sections that matched this
  * machine (name, and "file:line" of the section), the files read in the
  * order they were read, and how many problems the files had (each was
