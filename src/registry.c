@@ -77,11 +77,17 @@ int ion_heap_open_node(struct ion_ctx *ctx, struct ion_heap *heap, int flags,
 		return 0;
 	if (ion_errno_transient(fd))
 		return fd;
-	if (why)
+	if (why) {
 		ion_heap_set_unavailable(heap, fd, "%s %s (wanted: %s%s%s)", heap->node, why,
 					 subsystem, name ? " " : "", name ? name : "");
-	else
+	} else if (fd == -EACCES || fd == -EPERM) {
+		_cleanup_free_ char *hint = ion_access_hint(heap->node);
+
+		ion_heap_set_unavailable(heap, fd, "open %s: %s%s%s", heap->node, strerror(-fd),
+					 hint ? ": " : "", hint ? hint : "");
+	} else {
 		ion_heap_set_unavailable(heap, fd, "open %s: %s", heap->node, strerror(-fd));
+	}
 	return 0;
 }
 
