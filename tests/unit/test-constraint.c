@@ -883,42 +883,54 @@ static void test_limits(void **state)
  * What serialize() gives, add_constraints() takes: the header promises
  * that the text is for another process to parse.  A config may hold more
  * constraints than one text may carry (two texts of 40 constraints, or of
- * 40 KiB each, AND-ed); then either serializing must fail or the text must
- * parse.
+ * 40 KiB each, AND-ed), or a text at the size limit may serialize longer
+ * than it came; then either serializing must fail or the text must parse.
  */
+/* Serializes config and gives the text to a new config: "" when it is
+ * taken (or serializing refused), else what went wrong. */
+static const char *reparse(struct ion_alloc_config *config, const char *what)
+{
+	static char msg[256];
+	char *text = NULL;
+	int r = ion_alloc_config_serialize(config, &text);
+
+	if (r != 0)
+		return "";
+	hold((void **)fx->texts, MAX_HELD * 2, text);
+	r = ion_alloc_config_add_constraints(config_of(NULL), text);
+	if (r == 0)
+		return "";
+	snprintf(msg, sizeof(msg), "%s serialize to %zu bytes, and the text is refused: %s\n",
+		 what, strlen(text), strerror(-r));
+	return msg;
+}
+
 static void test_serialized_text_parses(void **state)
 {
-	struct ion_alloc_config *config = config_of(NULL), *other;
+	struct ion_alloc_config *config = config_of(NULL);
 	char *forty = hold((void **)fx->texts, MAX_HELD * 2, many(40));
 	char *big = hold((void **)fx->texts, MAX_HELD * 2, sized(40 * 1024));
-	char *text = NULL;
-	int r;
+	char failures[1024] = "";
 
 	(void)state;
 	assert_int_equal(ion_alloc_config_add_constraints(config, forty), 0);
 	assert_int_equal(ion_alloc_config_add_constraints(config, forty), 0);
-	r = ion_alloc_config_serialize(config, &text);
-	if (r == 0) {
-		hold((void **)fx->texts, MAX_HELD * 2, text);
-		other = config_of(NULL);
-		r = ion_alloc_config_add_constraints(other, text);
-		if (r != 0)
-			fail_msg("80 constraints serialize, and the text is refused: %s", strerror(-r));
-	}
+	strcat(failures, reparse(config, "two texts of 40 constraints"));
 
 	config = config_of(NULL);
 	assert_int_equal(ion_alloc_config_add_constraints(config, big), 0);
 	assert_int_equal(ion_alloc_config_add_constraints(config, big), 0);
-	text = NULL;
-	r = ion_alloc_config_serialize(config, &text);
-	if (r == 0) {
-		hold((void **)fx->texts, MAX_HELD * 2, text);
-		other = config_of(NULL);
-		r = ion_alloc_config_add_constraints(other, text);
-		if (r != 0)
-			fail_msg("80 KiB of constraints serialize, and the text is refused: %s",
-				 strerror(-r));
-	}
+	strcat(failures, reparse(config, "two texts of 40 KiB"));
+
+	/* One text of exactly 64 KiB, taken, whose value the serializer
+	 * writes longer ("1" as "yes"). */
+	config = config_of(NULL);
+	big = hold((void **)fx->texts, MAX_HELD * 2, sized(64 * 1024));
+	memcpy(big + strlen("ionc1 dev=big,"), "Contiguous=1@1@s", strlen("Contiguous=1@1@s"));
+	assert_int_equal(ion_alloc_config_add_constraints(config, big), 0);
+	strcat(failures, reparse(config, "a text of 64 KiB with Contiguous=1, taken, would"));
+	if (failures[0])
+		fail_msg("%s", failures);
 }
 
 int main(void)
