@@ -239,6 +239,9 @@ ION_EXPORT int ion_alloc_config_add_constraints(struct ion_alloc_config *config,
 	r = ion_constraints_parse(text, &remotes, &n);
 	if (r < 0)
 		return r;
+	/* No set grows past what one text can carry. */
+	if (n > ION_CONSTRAINTS_MAX - (config->set ? config->set->n : 0))
+		r = -E2BIG;
 	/* All or nothing: a copy of the set takes them, then replaces it. */
 	set = device_set_ref(config->set);
 	for (size_t i = 0; r == 0 && i < n; i++)

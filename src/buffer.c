@@ -55,8 +55,7 @@ struct ion_buffer {
 	struct plane planes[3];
 	int fd;				/* -1 until allocated */
 	const struct ion_heap *heap;
-	char **reasons;			/* every failure's words, kept */
-	size_t n_reasons;
+	char *reason;			/* the last failure's words */
 };
 
 static int buffer_create(struct ion_ctx *ctx, size_t len, struct ion_buffer **ret)
@@ -124,9 +123,7 @@ ION_EXPORT struct ion_buffer *ion_buffer_unref(struct ion_buffer *buffer)
 	if (buffer->fd >= 0)
 		close(buffer->fd);
 	ion_alloc_config_free(buffer->config);
-	for (size_t i = 0; i < buffer->n_reasons; i++)
-		free(buffer->reasons[i]);
-	free(buffer->reasons);
+	free(buffer->reason);
 	pthread_mutex_destroy(&buffer->lock);
 	ion_ctx_unref(buffer->ctx);
 	free(buffer);
@@ -145,25 +142,19 @@ static void unlock(struct ion_buffer *b, int state)
 	pthread_setcancelstate(state, NULL);
 }
 
-/* Called with the lock held: keeps the words of a failure; 0 or -ENOMEM
- * (the failure stands either way). */
+/* Called with the lock held: the words of the last failure replace the
+ * ones before (a NULL from a failed allocation clears them, rather than
+ * leave words that are no longer true). */
 static void say(struct ion_buffer *b, char *reason)
 {
-	char **grown;
-
-	if (!reason)
-		return;
-	grown = realloc(b->reasons, (b->n_reasons + 1) * sizeof(*grown));
-	if (!grown) {
-		free(reason);
-		return;
-	}
-	b->reasons = grown;
-	b->reasons[b->n_reasons++] = reason;
+	free(b->reason);
+	b->reason = reason;
 }
 
-/* Every rejection of a solution, joined: the heaps each device excluded. */
-static char *why_not(const struct ion_solution *sol, const char *lead)
+/* The rejections of a solution (only heap's where heap is not NULL),
+ * joined: the heaps each device excluded. */
+static char *why_not(const struct ion_solution *sol, const struct ion_heap *heap,
+		     const char *lead)
 {
 	int n = ion_solution_get_rejection_count(sol);
 	size_t len = strlen(lead) + 1;
@@ -174,20 +165,23 @@ static char *why_not(const struct ion_solution *sol, const char *lead)
 		const struct ion_device *d;
 		const char *reason;
 
-		if (ion_solution_get_rejection(sol, (unsigned int)i, &h, &d, &reason) == 0)
+		if (ion_solution_get_rejection(sol, (unsigned int)i, &h, &d, &reason) == 0 &&
+		    (!heap || h == heap))
 			len += strlen(ion_heap_get_name(h)) + strlen(reason) + 4;
 	}
 	p = text = malloc(len);
 	if (!text)
 		return NULL;
 	p = stpcpy(p, lead);
-	for (int i = 0; i < n; i++) {
+	for (int i = 0, joined = 0; i < n; i++) {
 		const struct ion_heap *h;
 		const struct ion_device *d;
 		const char *reason;
 
-		if (ion_solution_get_rejection(sol, (unsigned int)i, &h, &d, &reason) == 0)
-			p += sprintf(p, "%s%s: %s", i ? "; " : "", ion_heap_get_name(h), reason);
+		if (ion_solution_get_rejection(sol, (unsigned int)i, &h, &d, &reason) == 0 &&
+		    (!heap || h == heap))
+			p += sprintf(p, "%s%s: %s", joined++ ? "; " : "", ion_heap_get_name(h),
+				     reason);
 	}
 	return text;
 }
@@ -236,7 +230,7 @@ static int allocate(struct ion_buffer *b)
 		r = ion_ctx_solve(b->ctx, b->config, &sol);
 	if (r == 0 && ion_solution_get_heap_count(sol) == 0) {
 		snprintf(lead, sizeof(lead), "no heap fits every device of the buffer: ");
-		say(b, why_not(sol, lead));
+		say(b, why_not(sol, NULL, lead));
 		r = -ENODEV;
 	}
 	if (r == 0) {
@@ -282,7 +276,8 @@ ION_EXPORT int ion_buffer_set_flags(struct ion_buffer *buffer, unsigned int flag
 	return r;
 }
 
-/* Called with the lock held: whether the heap chosen suits dev too. */
+/* Called with the lock held: whether the heap chosen, and an image's
+ * strides and plane offsets, suit dev too. */
 static int check_fits(struct ion_buffer *b, struct ion_device *dev)
 {
 	struct ion_alloc_config *config = NULL;
@@ -301,7 +296,20 @@ static int check_fits(struct ion_buffer *b, struct ion_device *dev)
 	if (r == 0 && ion_solution_get_heap_count(sol) == 0) {
 		snprintf(lead, sizeof(lead), "%s joins a buffer already allocated from %s, which it cannot take: ",
 			 ion_device_get_name(dev), ion_heap_get_name(b->heap));
-		say(b, why_not(sol, lead));
+		say(b, why_not(sol, b->heap, lead));
+		r = -EXDEV;
+	}
+	for (unsigned int p = 0; r == 0 && b->format && p < b->format->planes; p++) {
+		size_t a = ion_alloc_config_max_alignment(config);
+		char *reason;
+
+		if (a <= 1 || (b->planes[p].stride % a == 0 && b->planes[p].offset % a == 0))
+			continue;
+		if (asprintf(&reason, "%s joins an image laid out already: it needs rows and planes aligned to %zu bytes, and plane %u has stride %u at offset %zu",
+			     ion_device_get_name(dev), a, p, b->planes[p].stride,
+			     b->planes[p].offset) < 0)
+			reason = NULL;
+		say(b, reason);
 		r = -EXDEV;
 	}
 	ion_solution_unref(sol);
@@ -348,7 +356,7 @@ ION_EXPORT size_t ion_buffer_get_size(const struct ion_buffer *buffer)
 	if (!b)
 		return 0;
 	lock(b, &state);
-	len = b->len;
+	len = b->format && b->fd < 0 ? 0 : b->len;
 	unlock(b, state);
 	return len;
 }
@@ -383,7 +391,7 @@ ION_EXPORT const char *ion_buffer_get_reason(const struct ion_buffer *buffer)
 	if (!b)
 		return NULL;
 	lock(b, &state);
-	reason = b->n_reasons ? b->reasons[b->n_reasons - 1] : NULL;
+	reason = b->reason;
 	unlock(b, state);
 	return reason;
 }

@@ -22,8 +22,8 @@
 #include "util.h"
 
 #define MAGIC "ionc1 "
-#define MAX_TEXT (64 * 1024)
-#define MAX_CONSTRAINTS 64
+#define MAX_TEXT ION_CONSTRAINTS_MAX_TEXT
+#define MAX_CONSTRAINTS ION_CONSTRAINTS_MAX
 
 /* The keys a constraint carries, in the order they are written. */
 static const enum ion_conf_key keys[] = {
@@ -129,7 +129,7 @@ static int put_constraint(struct out *o, const struct ion_constraint *c)
 int ion_constraints_format(const struct ion_constraint *const *c, size_t n, char **ret)
 {
 	struct out o = { 0 };
-	int r = put_raw(&o, MAGIC, strlen(MAGIC));
+	int r = n > MAX_CONSTRAINTS ? -E2BIG : put_raw(&o, MAGIC, strlen(MAGIC));
 
 	for (size_t i = 0; r == 0 && i < n; i++) {
 		if (i)
@@ -137,6 +137,9 @@ int ion_constraints_format(const struct ion_constraint *const *c, size_t n, char
 		if (r == 0)
 			r = put_constraint(&o, c[i]);
 	}
+	/* Never a text the parser would refuse. */
+	if (r == 0 && o.len > MAX_TEXT)
+		r = -E2BIG;
 	if (r < 0) {
 		free(o.buf);
 		return r;

@@ -10,7 +10,13 @@
 /* A constraint that came from another process: refcounted plain data. */
 struct ion_remote;
 
-/* The constraints as one line of text (malloc'ed); 0 or -ENOMEM. */
+/* The parser's limits, which the formatter keeps too. */
+#define ION_CONSTRAINTS_MAX 64
+#define ION_CONSTRAINTS_MAX_TEXT (64 * 1024)
+
+/* The constraints as one line of text (malloc'ed); 0, -ENOMEM, or
+ * -E2BIG where the text would pass either limit. */
+
 int ion_constraints_format(const struct ion_constraint *const *constraints, size_t n,
 			   char **ret_text);
 /* The text's constraints (each with a reference); 0, -EINVAL or -ENOMEM,

@@ -11,6 +11,11 @@
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 
+#include "config.h"
+#if HAVE_VALGRIND_MEMCHECK_H
+#include <valgrind/memcheck.h>
+#endif
+
 #include "util.h"
 
 int ion_ioctl_retry(int fd, unsigned long request, void *arg)
@@ -262,8 +267,13 @@ int ion_copy_out(void *dst, const void *src, size_t len)
 		return 0;
 	/* Into our own memory, as the kernel would: EFAULT, not SIGSEGV. */
 	n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
+	if (n == (ssize_t)len) {
+#if HAVE_VALGRIND_MEMCHECK_H
+		/* valgrind takes the syscall for a write to another process. */
+		VALGRIND_MAKE_MEM_DEFINED(dst, len);
+#endif
 		return 0;
+	}
 	if (n >= 0 || errno == EFAULT)
 		return -EFAULT;
 	/* Not allowed here (seccomp, an old kernel): the slower way. */

@@ -6,8 +6,9 @@
 set -euo pipefail
 
 build=(gcc g++ meson ninja-build pkg-config libdrm-dev libudev-dev libcmocka-dev)
-# unit-udev: fake udev devices under umockdev-wrapper
-test=(umockdev libumockdev-dev)
+# unit-udev: fake udev devices under umockdev-wrapper; the fuzzers: clang
+# with its libFuzzer runtime
+test=(umockdev libumockdev-dev clang libclang-rt-14-dev)
 vm=(valgrind qemu-system-x86 busybox-static cpio bc flex bison libelf-dev
     libssl-dev xz-utils make linux-source-6.1 ca-certificates)
 

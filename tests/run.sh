@@ -70,7 +70,7 @@ tsan=${build}-tsan
 	-Dvm_tests=disabled >/dev/null
 meson compile -C "$tsan" >/dev/null
 TSAN_OPTIONS=halt_on_error=1 mtest "$tsan" unit-util unit-registry unit-ion \
-	host-compat host-heaps host-expected-heaps || failed=1
+	host-compat host-heaps host-expected-heaps host-buffer || failed=1
 
 step "libFuzzer targets, 30 s each"
 # Their own clang build; skipped where clang is missing.  A crash leaves

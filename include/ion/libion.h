@@ -491,8 +491,12 @@ int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask,
  * key with its source, so that the other side can explain a rejection.
  * The format is documented in the README ("Constraints across
  * processes").  Sending it is the caller's business (a socket, a
- * Wayland protocol, a file).  *ret_text is malloc'ed.
- * Errors: -EINVAL; -ENOMEM.  Since: 1.0
+ * Wayland protocol, a file).  *ret_text is malloc'ed.  A text holds at
+ * most 64 constraints and 64 KiB, and the serializer never writes one
+ * that the parser would refuse.
+ * Errors: -EINVAL; -E2BIG past either limit (a config with more than 64
+ * devices, or sources so long that the text would pass 64 KiB);
+ * -ENOMEM.  Since: 1.0
  */
 int ion_alloc_config_serialize(const struct ion_alloc_config *config, char **ret_text);
 /*
@@ -502,7 +506,8 @@ int ion_alloc_config_serialize(const struct ion_alloc_config *config, char **ret
  * rejections name the remote device in their reason, and
  * ion_solution_get_rejection() gives NULL as the device.
  * Errors: -EINVAL for an unknown version or anything malformed (the
- * config is then unchanged); -ENOMEM.  Since: 1.0
+ * config is then unchanged); -E2BIG when the config would then hold
+ * more than 64 constraints (unchanged too); -ENOMEM.  Since: 1.0
  */
 int ion_alloc_config_add_constraints(struct ion_alloc_config *config, const char *text);
 
@@ -550,9 +555,10 @@ int ion_buffer_set_flags(struct ion_buffer *buffer, unsigned int flags);
 /*
  * ion_buffer_attach: a device that will touch the buffer.  Before the
  * allocation its constraint joins the others; after it, the heap chosen
- * must fit it too.
+ * must fit it too, and so must an image's strides and plane offsets (the
+ * device's Alignment).
  * Errors: -EINVAL for NULL; -EXDEV when the buffer is allocated and its
- * heap does not fit the device (ion_buffer_get_reason() says why:
+ * heap (or an image's layout) does not fit the device (ion_buffer_get_reason() says why:
  * "video0 needs physically contiguous memory, and system is scattered
  * (Contiguous, 50-qemu-q35.conf:23)"); -ENOMEM.  Since: 1.0
  */
@@ -568,7 +574,9 @@ int ion_buffer_attach(struct ion_buffer *buffer, struct ion_device *device);
 int ion_buffer_get_fd(struct ion_buffer *buffer, int *ret_fd);
 /* The heap that served, or NULL before the allocation.  Since: 1.0 */
 const struct ion_heap *ion_buffer_get_heap(const struct ion_buffer *buffer);
-/* The length (page-rounded once allocated).  Since: 1.0 */
+/* The length (page-rounded once allocated); 0 for an image before its
+ * allocation, whose layout waits for every device's alignment.
+ * Since: 1.0 */
 size_t ion_buffer_get_size(const struct ion_buffer *buffer);
 /*
  * An image buffer's plane: its stride (bytes per row) and offset, fixed
@@ -578,7 +586,9 @@ size_t ion_buffer_get_size(const struct ion_buffer *buffer);
 int ion_buffer_get_plane(const struct ion_buffer *buffer, unsigned int plane,
 			 unsigned int *ret_stride, size_t *ret_offset);
 /* Why the last failing attach or get_fd failed, in words, or NULL.  The
- * string lives until the next call on the buffer.  Since: 1.0 */
+ * buffer keeps only the last reason: the string lives until the next
+ * failing attach or get_fd on the buffer (threads that share a buffer
+ * copy it under a lock of their own).  Since: 1.0 */
 const char *ion_buffer_get_reason(const struct ion_buffer *buffer);
 
 /* ------------------------------------------------------------------ */

@@ -540,6 +540,7 @@ static void check_layouts(const char *const *specs, size_t alignment)
 				assert_int_equal(ion_buffer_attach(b, device(*d)), 0);
 			/* Before the allocation the layout is not fixed. */
 			assert_int_equal(ion_buffer_get_plane(b, 0, &stride, &offset), -EBUSY);
+			assert_int_equal(ion_buffer_get_size(b), 0);
 			assert_int_equal(ion_buffer_get_fd(b, &fd), 0);
 			for (unsigned int p = 0; p < f->planes; p++) {
 				assert_int_equal(ion_buffer_get_plane(b, p, &stride, &offset), 0);
@@ -610,6 +611,8 @@ static void test_attach_after(void **state)
 		assert_int_equal(ion_buffer_attach(b, device("nowhere")), -EXDEV);
 		reason = ion_buffer_get_reason(b);
 		assert_true(contains(reason, "nowhere joins a buffer already allocated"));
+		/* The reason is the heap's verdict, not every other heap's. */
+		assert_false(contains(reason, "not the heap asked for"));
 		/* Refused, and the buffer is as it was. */
 		assert_int_equal(ion_buffer_get_fd(b, &again), 0);
 		assert_int_equal(again, fd);
@@ -630,6 +633,7 @@ static void test_attach_after(void **state)
 	assert_true(contains(reason, "card2 takes only buffers of its own DRM device"));
 	assert_true(contains(reason, "(OwnBuffersOnly, "));
 	assert_true(contains(reason, shipped_where("Device virtio-gpu", "OwnBuffersOnly")));
+	assert_false(contains(reason, "not the heap asked for"));
 	/* A device whose Heaps leave reserved out: named with its source. */
 	assert_int_equal(ion_buffer_attach(b, device("nowhere")), -EXDEV);
 	reason = ion_buffer_get_reason(b);
@@ -650,6 +654,25 @@ static void test_attach_after(void **state)
 	assert_true(contains(reason, "video0 joins a buffer already allocated from system"));
 	assert_true(contains(reason, "video0 needs physically contiguous memory"));
 	assert_true(contains(reason, shipped_where("Device vivid-contig", "Contiguous")));
+
+	/* An image laid out for no device: a device whose Alignment its rows
+	 * do not keep is refused, one whose they do is taken. */
+	b = NULL;
+	assert_int_equal(ion_buffer_new_image(fx->ctx, formats[0].fourcc, 101, 11, &b), 0);
+	hold((void **)fx->bufs, b);
+	assert_int_equal(ion_buffer_get_fd(b, &fd), 0);
+	assert_int_equal(ion_buffer_attach(b, device("align256")), -EXDEV);
+	reason = ion_buffer_get_reason(b);
+	print_message("attach align256 to a 101-pixel image: %s\n", reason);
+	assert_true(contains(reason, "align256 joins an image laid out already"));
+	assert_true(contains(reason, "aligned to 256 bytes, and plane 0 has stride 404"));
+	drop_buffer(b);
+	b = NULL;
+	assert_int_equal(ion_buffer_new_image(fx->ctx, formats[0].fourcc, 64, 11, &b), 0);
+	hold((void **)fx->bufs, b);
+	assert_int_equal(ion_buffer_get_fd(b, &fd), 0);
+	assert_int_equal(ion_buffer_attach(b, device("align256")), 0);
+	drop_buffer(b);
 }
 
 /* ---- no heap fits ---- */

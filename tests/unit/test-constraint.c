@@ -911,15 +911,29 @@ static void test_serialized_text_parses(void **state)
 	char *forty = hold((void **)fx->texts, MAX_HELD * 2, many(40));
 	char *big = hold((void **)fx->texts, MAX_HELD * 2, sized(40 * 1024));
 	char failures[1024] = "";
+	char *text = NULL;
 
 	(void)state;
+	char *before = NULL, *after = NULL;
+
+	/* A set never grows past what one text carries: the second 40 are
+	 * refused whole, and the first stay as they were. */
 	assert_int_equal(ion_alloc_config_add_constraints(config, forty), 0);
-	assert_int_equal(ion_alloc_config_add_constraints(config, forty), 0);
+	assert_int_equal(ion_alloc_config_serialize(config, &before), 0);
+	hold((void **)fx->texts, MAX_HELD * 2, before);
+	assert_int_equal(ion_alloc_config_add_constraints(config, forty), -E2BIG);
+	assert_int_equal(ion_alloc_config_serialize(config, &after), 0);
+	hold((void **)fx->texts, MAX_HELD * 2, after);
+	assert_string_equal(before, after);
 	strcat(failures, reparse(config, "two texts of 40 constraints"));
 
 	config = config_of(NULL);
+	/* Two texts of 40 KiB are taken (few constraints), and the
+	 * serializer then refuses rather than write 80 KiB. */
 	assert_int_equal(ion_alloc_config_add_constraints(config, big), 0);
 	assert_int_equal(ion_alloc_config_add_constraints(config, big), 0);
+	assert_int_equal(ion_alloc_config_serialize(config, &text), -E2BIG);
+	assert_null(text);
 	strcat(failures, reparse(config, "two texts of 40 KiB"));
 
 	/* One text of exactly 64 KiB, taken, whose value the serializer
