@@ -79,6 +79,7 @@ expect 2 "alloc --heap and --for" -- alloc --size 4K --heap memfd --for card0
 expect 2 "solve without a device" -- solve
 expect 2 "explain --json" -- explain --json card0
 expect 2 "bench --rounds 0" -- bench --rounds 0
+expect 2 "bench --solve --rounds 64 (its figures live in 64 slots)" -- bench --solve --rounds 64
 expect 2 "bench --for without --solve" -- bench --for card0
 expect 2 "bench --solve --pool" -- bench --solve --pool
 expect 2 "pool with malformed --hints" -- pool --hints 8y1M

@@ -305,6 +305,9 @@ int ionctl_bench(int argc, char **argv)
 		return ionctl_usage_error("bench", "--solve or --pool, not both");
 	if (n_specs && !solve)
 		return ionctl_usage_error("bench", "--for goes with --solve");
+	/* All but --pool keep a round's figures on the stack. */
+	if (!pool && b.rounds > 63)
+		return ionctl_usage_error("bench", "--rounds takes 1 to 63 without --pool");
 	if (solve)
 		return ionctl_bench_solve(n_devices, b.rounds, json, specs, n_specs);
 	if (only) {
@@ -325,9 +328,6 @@ int ionctl_bench(int argc, char **argv)
 	}
 	if (pool)
 		return ionctl_bench_pool(only, sizes, n_sizes, b.rounds, stream_s, json);
-	/* The others keep a round's figures on the stack. */
-	if (b.rounds > 63)
-		return ionctl_usage_error("bench", "--rounds takes 1 to 63 without --pool");
 	b.json = json;
 	ctx = ionctl_ctx_new("bench");
 	if (!ctx)
