@@ -57,7 +57,7 @@ run() {
 		python3 -c 'import json, sys; print(" ".join(t["name"] for t in json.load(sys.stdin)))')
 	for t in $targets; do
 		case $t in
-		ionctl|share-buffer|gralloc|devices|pool-stream|test-*)
+		ionctl|share-buffer|share-constraints|gralloc|devices|pool-stream|test-*)
 			fail "$cc: the subproject built $t" ;;
 		esac
 	done
