@@ -5,10 +5,16 @@
 #   tests/deps.sh --build  only what building and running ionctl needs
 set -euo pipefail
 
-build=(gcc g++ meson ninja-build pkg-config libdrm-dev libudev-dev libcmocka-dev)
-# unit-udev: fake udev devices under umockdev-wrapper; the fuzzers: clang
-# with its libFuzzer runtime
-test=(umockdev libumockdev-dev clang libclang-rt-14-dev)
+build=(gcc g++ meson ninja-build pkg-config libdrm-dev libudev-dev)
+# libcmocka-dev: the test suites (only they need it)
+# umockdev: unit-udev, fake udev devices under umockdev-wrapper
+# clang: the subproject test builds a parent with gcc and clang, -Dwerror;
+#   with libclang-rt-14-dev (libFuzzer), the fuzzers
+# groff-base, man-db: the man page test renders each page with warnings on
+# udev: udev.pc, which says where the udev rule is installed (its daemon
+#   is not started where invoke-rc.d's policy forbids it, as in containers)
+# python3: the tests read ionctl's and meson's JSON
+test=(libcmocka-dev umockdev libumockdev-dev clang libclang-rt-14-dev groff-base man-db udev python3)
 vm=(valgrind qemu-system-x86 busybox-static cpio bc flex bison libelf-dev
     libssl-dev xz-utils make linux-source-6.1 ca-certificates)
 

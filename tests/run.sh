@@ -39,7 +39,9 @@ mtest() {
 
 failed=0
 step "build"
-if [ -d "$build" ]; then meson setup --reconfigure "$build" >/dev/null; else meson setup "$build"; fi
+# Both library kinds: the build suite links a static consumer too.
+opts=(-Ddefault_library=both -Dtests=enabled)
+if [ -d "$build" ]; then meson setup --reconfigure "$build" "${opts[@]}" >/dev/null; else meson setup "$build" "${opts[@]}"; fi
 meson compile -C "$build"
 
 step "unit, host and build tests"
@@ -50,14 +52,15 @@ mtest "$build" --setup valgrind --suite unit --suite host || failed=1
 
 step "build without libdrm and libudev"
 nodeps=${build}-nodeps
-[ -d "$nodeps" ] || meson setup "$nodeps" -Ddrm=disabled -Dudev=disabled -Dvm_tests=disabled >/dev/null
+[ -d "$nodeps" ] || meson setup "$nodeps" -Ddrm=disabled -Dudev=disabled -Dvm_tests=disabled \
+	-Ddefault_library=both -Dtests=enabled >/dev/null
 meson compile -C "$nodeps" >/dev/null
 mtest "$nodeps" --suite unit --suite host --suite build || failed=1
 
 step "ASan + UBSan build"
 if [ ! -d "$asan" ]; then
 	meson setup "$asan" -Db_sanitize=address,undefined -Db_lundef=false \
-		-Dvm_tests=disabled -Dwerror=true
+		-Dvm_tests=disabled -Dwerror=true -Dtests=enabled
 fi
 meson compile -C "$asan"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
@@ -67,7 +70,7 @@ step "ThreadSanitizer build"
 # test-faults interposes the libc calls TSan intercepts too: left out here.
 tsan=${build}-tsan
 [ -d "$tsan" ] || meson setup "$tsan" -Db_sanitize=thread -Db_lundef=false \
-	-Dvm_tests=disabled >/dev/null
+	-Dvm_tests=disabled -Dtests=enabled >/dev/null
 meson compile -C "$tsan" >/dev/null
 TSAN_OPTIONS=halt_on_error=1 mtest "$tsan" unit-util unit-registry unit-ion \
 	host-compat host-heaps host-expected-heaps host-buffer || failed=1
@@ -77,7 +80,8 @@ step "libFuzzer targets, 30 s each"
 # its input as crash-* in the current folder and fails the run.
 if command -v clang >/dev/null; then
 	fuzz=${build}-fuzz
-	[ -d "$fuzz" ] || CC=clang meson setup "$fuzz" -Dfuzz=enabled -Dvm_tests=disabled >/dev/null
+	[ -d "$fuzz" ] || CC=clang meson setup "$fuzz" -Dfuzz=enabled -Dvm_tests=disabled \
+		-Dtests=enabled >/dev/null
 	meson compile -C "$fuzz" tests/fuzz/fuzz-heaps-conf tests/fuzz/fuzz-constraints >/dev/null
 	tests/fuzz/run-fuzz.sh "$fuzz/tests/fuzz/fuzz-heaps-conf" 30 || failed=1
 	# run-fuzz.sh seeds with board files: this one takes its own corpus.

@@ -27,6 +27,22 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/*
+ * The version of these headers, which is the version of the library they
+ * were installed with (meson.build's project() version; the build checks
+ * that the two agree).  LIBION_CHECK_VERSION(1, 1, 0) is true when the
+ * headers are 1.1.0 or later, for code that must build against several
+ * releases.  Since: 1.0
+ */
+#define LIBION_VERSION_MAJOR 1
+#define LIBION_VERSION_MINOR 0
+#define LIBION_VERSION_MICRO 0
+#define LIBION_CHECK_VERSION(major, minor, micro)                              \
+	(LIBION_VERSION_MAJOR > (major) ||                                     \
+	 (LIBION_VERSION_MAJOR == (major) && LIBION_VERSION_MINOR > (minor)) || \
+	 (LIBION_VERSION_MAJOR == (major) && LIBION_VERSION_MINOR == (minor) && \
+	  LIBION_VERSION_MICRO >= (micro)))
+
 #ifdef __cplusplus
 extern "C" {
 #endif
