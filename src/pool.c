@@ -820,9 +820,13 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 		return 0;
 	}
 	/* A memfd: nobody can tell, so only the caller's word brings it back. */
-	if ((!pool->bufs[i].counted && !(flags & ION_POOL_VOUCH)) ||
-	    !room_for(pool, pool->bufs[i].size)) {
-		drop(pool, i, !pool->bufs[i].counted ? false : true);
+	if (!pool->bufs[i].counted && !(flags & ION_POOL_VOUCH)) {
+		drop(pool, i, false);
+		pthread_mutex_unlock(&pool->lock);
+		return 0;
+	}
+	if (!room_for(pool, pool->bufs[i].size)) {
+		drop(pool, i, true); /* over a limit: released, as a trim */
 		pthread_mutex_unlock(&pool->lock);
 		return 0;
 	}
