@@ -84,8 +84,12 @@ int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
 
 	struct rlimit fsize;
 
+	/* Only a 64-bit size_t can exceed it (-Wtype-limits refuses the
+	 * comparison on 32-bit machines). */
+#if SIZE_MAX > INT64_MAX
 	if (len > INT64_MAX)
 		return -EINVAL;
+#endif
 	/* Past RLIMIT_FSIZE, ftruncate() would kill us with SIGXFSZ. */
 	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
 	    len > fsize.rlim_cur)

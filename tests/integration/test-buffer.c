@@ -290,7 +290,7 @@ static bool fd_is_open(int fd)
 static const char *shipped_where(const char *section, const char *key)
 {
 	static char where[64];
-	const char *path = NULL;
+	const char *path = NULL, *base = NULL;
 	char header[128], *line = NULL;
 	unsigned int n = 0, found = 0;
 	bool inside = false;
@@ -299,13 +299,17 @@ static const char *shipped_where(const char *section, const char *key)
 
 	for (int i = 0; i < ion_ctx_get_config_file_count(fx->ctx); i++) {
 		const char *p = ion_ctx_get_config_file(fx->ctx, (unsigned int)i);
-		size_t l = p ? strlen(p) : 0;
+		const char *slash = p ? strrchr(p, '/') : NULL;
 
-		if (l >= 17 && strcmp(p + l - 17, "/50-qemu-q35.conf") == 0)
+		/* The VM's machine: q35 on x86_64, virt on arm64. */
+		if (slash && (strcmp(slash + 1, "50-qemu-q35.conf") == 0 ||
+			      strcmp(slash + 1, "50-qemu-virt.conf") == 0)) {
 			path = p;
+			base = slash + 1;
+		}
 	}
 	if (!path)
-		fail_msg("the board file 50-qemu-q35.conf was not read");
+		fail_msg("the board file 50-qemu-q35.conf (or 50-qemu-virt.conf) was not read");
 	snprintf(header, sizeof(header), "[%s]", section);
 	f = fopen(path, "re");
 	assert_non_null(f);
@@ -322,7 +326,7 @@ static const char *shipped_where(const char *section, const char *key)
 	fclose(f);
 	if (!found)
 		fail_msg("%s has no %s in %s", path, key, header);
-	snprintf(where, sizeof(where), "50-qemu-q35.conf:%u)", found);
+	snprintf(where, sizeof(where), "%s:%u)", base, found);
 	return where;
 }
 
