@@ -69,7 +69,7 @@ tsan=${build}-tsan
 	-Dvm_tests=disabled >/dev/null
 meson compile -C "$tsan" >/dev/null
 TSAN_OPTIONS=halt_on_error=1 mtest "$tsan" unit-util unit-registry unit-ion \
-	host-compat host-heaps host-expected-heaps || failed=1
+	host-compat host-heaps host-expected-heaps host-pool || failed=1
 
 if [ "${LIBION_SKIP_VM:-0}" != 1 ]; then
 	step "test kernels (built once, then cached)"
