@@ -1088,8 +1088,12 @@ static void check_child_code(int status)
 {
 	int code;
 
+	if (!WIFEXITED(status))
+		print_error("the child died of signal %d\n", WTERMSIG(status));
 	assert_true(WIFEXITED(status));
 	code = WEXITSTATUS(status);
+	if (code > (CHILD_IO << 1) - 1)
+		print_error("the child exited with %d\n", code);
 	if (code & CHILD_INHERITED)
 		print_error("the child holds pooled fds it inherited\n");
 	if (code & CHILD_NOT_EMPTY)
@@ -1236,6 +1240,7 @@ struct worker {
 	struct ion_pool *pool;
 	struct held_set *held;
 	pthread_barrier_t *start;
+	atomic_bool *stop;
 	uint64_t deadline;
 	bool counted;
 	unsigned int seed;
@@ -1327,7 +1332,7 @@ static void *worker_main(void *data)
 	int n = 0;
 
 	pthread_barrier_wait(w->start);
-	while (now_ms() < w->deadline && w->failures == 0) {
+	while (now_ms() < w->deadline && w->failures == 0 && !atomic_load(w->stop)) {
 		if (n < 2 && worker_take(w, &held[n]))
 			n++;
 		/* Give one back, at random, or when two are held. */
@@ -1343,45 +1348,120 @@ static void *worker_main(void *data)
 	return NULL;
 }
 
-static void test_threads(void **pstate)
+/* The most a worker set ever holds out at once: two of the largest size
+ * per thread. */
+#define THREADS_OUT_MAX ((unsigned long long)THREADS * 2 * KiB(256))
+
+/*
+ * 16 threads on one pool for 3 s, background refill on: get, write, check,
+ * put or close.  Returns the failures; *held_max the most bytes the pool
+ * held while they ran (they stop early past bound).
+ */
+static int run_workers(struct state *s, unsigned long long bound,
+		       unsigned long long *held_max)
 {
-	struct state *s = *pstate;
 	struct held_set held = { .n = 0 };
 	struct worker w[THREADS];
 	pthread_t threads[THREADS];
 	pthread_barrier_t start;
+	atomic_bool stop = false;
 	unsigned long gets = 0;
+	uint64_t deadline = now_ms() + 3000;
+	int failures = 0;
 
+	*held_max = 0;
 	pthread_mutex_init(&held.lock, NULL);
 	assert_int_equal(ion_pool_set_hints(s->pool, "8x4K 8x64K 4x256K"), 0);
 	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
 	pthread_barrier_init(&start, NULL, THREADS);
 	for (int i = 0; i < THREADS; i++) {
 		w[i] = (struct worker){
-			.pool = s->pool, .held = &held, .start = &start,
-			.deadline = now_ms() + 3000, .counted = s->counted,
+			.pool = s->pool, .held = &held, .start = &start, .stop = &stop,
+			.deadline = deadline, .counted = s->counted,
 			.seed = 1234u + (unsigned int)i, .mark = (unsigned char)(i + 1),
 		};
 		assert_int_equal(pthread_create(&threads[i], NULL, worker_main, &w[i]), 0);
 	}
-	for (int i = 0; i < THREADS; i++) {
+	while (now_ms() < deadline && !atomic_load(&stop)) {
+		unsigned long long now = stat_of(s->pool, ION_POOL_STAT_BYTES_HELD);
+
+		if (now > *held_max)
+			*held_max = now;
+		if (now > bound)
+			atomic_store(&stop, true);
+		sleep_ms(10);
+	}
+	/* Every thread joined before any assertion: a failure must not leave
+	 * threads running on a pool the teardown frees. */
+	for (int i = 0; i < THREADS; i++)
 		pthread_join(threads[i], NULL);
+	pthread_barrier_destroy(&start);
+	pthread_mutex_destroy(&held.lock);
+	print_message("%s: held %llu bytes at most (%llu now), %llu hits, %llu misses, "
+		      "%llu refills, %llu reclaims, %llu trims\n", s->heap,
+		      stat_of(s->pool, ION_POOL_STAT_HIGH_WATER),
+		      stat_of(s->pool, ION_POOL_STAT_BYTES_HELD),
+		      stat_of(s->pool, ION_POOL_STAT_HITS),
+		      stat_of(s->pool, ION_POOL_STAT_MISSES),
+		      stat_of(s->pool, ION_POOL_STAT_REFILLS),
+		      stat_of(s->pool, ION_POOL_STAT_RECLAIMS),
+		      stat_of(s->pool, ION_POOL_STAT_TRIMS));
+	for (int i = 0; i < THREADS; i++) {
 		if (w[i].failures)
 			print_error("thread %d: %d failures, first: %s\n", i, w[i].failures,
 				    w[i].why);
-		assert_int_equal(w[i].failures, 0);
+		failures += w[i].failures;
 		gets += w[i].gets;
 	}
-	pthread_barrier_destroy(&start);
-	pthread_mutex_destroy(&held.lock);
 	assert_int_equal(held.n, 0);
 	assert_true(gets > 0);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS) +
 			 stat_of(s->pool, ION_POOL_STAT_MISSES), gets);
 	/* Everything comes back: closed dma-bufs once the thread (or a get)
 	 * finds them free. */
-	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 0, 10000));
+	if (!failures && !stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 0, 10000))
+		failures++;
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	return failures;
+}
+
+/*
+ * "a pool may be used from any number of threads at once": no buffer
+ * handed out twice at once (a locked set of the inodes held), none dirty,
+ * none written by another thread while held, every call answered.  The
+ * pool has a limit (32 MiB, past what the workers hold), so that this is
+ * the locking alone; test_threads_default_pool is the same without one.
+ */
+static void test_threads(void **pstate)
+{
+	struct state *s = *pstate;
+	unsigned long long held_max;
+
+	assert_int_equal(ion_pool_set_max_bytes(s->pool, MiB(32)), 0);
+	assert_int_equal(run_workers(s, ULLONG_MAX, &held_max), 0);
+	assert_true(held_max <= MiB(32));
+}
+
+/*
+ * The same with a pool as ion_pool_new() makes it (no limit).  The
+ * workers never hold more than THREADS_OUT_MAX (8 MiB) at once and the
+ * hints ask for 1.6 MiB: a pool there "so that a hot path takes a buffer
+ * without waiting on the kernel" has no cause to hold 8 times that, and a
+ * pool that keeps every buffer it allocates on a miss runs the heap out
+ * of memory (the VM's 64 MiB CMA area).  The workers stop past the bound.
+ */
+static void test_threads_default_pool(void **pstate)
+{
+	struct state *s = *pstate;
+	const unsigned long long bound = 8 * (THREADS_OUT_MAX + MiB(2));
+	unsigned long long held_max;
+	int failures = run_workers(s, bound, &held_max);
+
+	if (held_max > bound)
+		print_error("the pool held %llu bytes with at most %llu out at once\n",
+			    held_max, THREADS_OUT_MAX);
+	assert_int_equal(failures, 0);
+	assert_true(held_max <= bound);
 }
 
 /* ---- bad input ---- */
@@ -1539,6 +1619,35 @@ static void test_bad_sizes(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 0);
+}
+
+/*
+ * A solution no heap can serve (no error: "the solution has no heaps")
+ * makes a pool whose gets answer "the solution's" error:
+ * ion_solution_alloc's -ENODEV "when the solution has no heap".
+ */
+static void test_pool_of_no_heap(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_alloc_config *config;
+	struct ion_solution *sol;
+	struct ion_pool *pool;
+	int fd = -77;
+
+	assert_int_equal(ion_alloc_config_new(&config), 0);
+	assert_int_equal(ion_alloc_config_set_size(config, 4096), 0);
+	assert_int_equal(ion_alloc_config_set_heap(config, "no-such-heap"), 0);
+	assert_int_equal(ion_ctx_solve(s->ctx, config, &sol), 0);
+	ion_alloc_config_free(config);
+	assert_int_equal(ion_solution_get_heap_count(sol), 0);
+	assert_int_equal(ion_pool_new(sol, &pool), 0);
+	assert_int_equal(ion_pool_get(pool, 4096, &fd), -ENODEV);
+	assert_int_equal(fd, -77);
+	assert_int_equal(ion_pool_set_hints(pool, "2x4K"), 0);
+	assert_int_equal(ion_pool_prefill(pool), -ENODEV);
+	assert_int_equal(stat_of(pool, ION_POOL_STAT_BYTES_HELD), 0);
+	ion_pool_unref(pool);
+	ion_solution_unref(sol);
 }
 
 /* "A NULL object or out-pointer is -EINVAL"; "writes its out-parameters
@@ -1783,6 +1892,55 @@ static void test_heaps_d_pool_sizes(void **pstate)
 	assert_int_equal(got_solution, MiB(1) + KiB(4));
 }
 
+struct size_match {
+	dev_t dev;
+	size_t size;
+	int count;
+};
+
+static void match_size(int fd, void *data)
+{
+	struct size_match *m = data;
+	struct stat st;
+	size_t size;
+
+	if (fstat(fd, &st) == 0 && st.st_dev == m->dev &&
+	    ion_fd_get_size(fd, &size) == 0 && size == m->size)
+		m->count++;
+}
+
+/*
+ * "Hints: how many buffers of which sizes to keep ready": the board asks
+ * for 4 of 1 MiB, so buffers of 3 MiB that the program allocated and
+ * closed are not the heap pool's to keep (the program has no handle on
+ * that pool to put a limit on, and Android's calls none at all): the
+ * memory goes back to the heap.
+ */
+static void test_heaps_d_pool_keeps_only_hinted(void **pstate)
+{
+	struct state *s = *pstate;
+	struct size_match m = { .size = MiB(3) };
+	struct ion_ctx *ctx;
+	char dir[64];
+	int fd[4];
+
+	make_heaps_d(s, dir);
+	ctx = hinted_ctx(s, dir);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(ion_ctx_alloc(ctx, s->heap, MiB(3), 0, &fd[i]), 0);
+	m.dev = id_of(fd[0]).dev;
+	for (int i = 0; i < 4; i++)
+		close(fd[i]);
+	/* The refill thread looks at closed buffers every 100 ms. */
+	sleep_ms(500);
+	each_fd(match_size, &m);
+	ion_ctx_unref(ctx);
+	remove_dir(dir);
+	if (m.count)
+		print_error("%d buffers of 3 MiB kept after the program closed them\n", m.count);
+	assert_int_equal(m.count, 0);
+}
+
 /* The context of a hinted heap, used and dropped, gives back every fd. */
 static void test_heaps_d_pool_context_freed(void **pstate)
 {
@@ -1881,23 +2039,38 @@ static void test_heaps_d_pool_android(void **pstate)
 		_exit(android_child(dir, 1U << id, s->counted, pipe_fds[1]));
 	}
 	close(pipe_fds[1]);
-	/* Read to the end (a full pipe would stop the child), keeping the
-	 * last part of the text in view across reads. */
+	/* Read to the end (a full pipe would stop the child), line by line:
+	 * the library's own lines are looked through, any other (a
+	 * sanitizer's report) is passed on. */
 	while ((got = read(pipe_fds[0], log + used, sizeof(log) - 1 - used)) > 0) {
+		char *line = log, *nl;
+
 		used += (size_t)got;
 		log[used] = '\0';
-		if (strstr(log, "a pool for the board's Pool hint"))
-			logged = true;
-		if (used > sizeof(log) / 2) {
-			memmove(log, log + used - 256, 256);
-			used = 256;
+		while ((nl = strchr(line, '\n')) || used == sizeof(log) - 1) {
+			if (nl)
+				*nl = '\0';
+			if (strstr(line, "a pool for the board's Pool hint"))
+				logged = true;
+			if (strncmp(line, "libion: ", 8) != 0)
+				print_error("child: %s\n", line);
+			if (!nl) {
+				line = log + used;
+				break;
+			}
+			line = nl + 1;
 		}
+		used -= (size_t)(line - log);
+		memmove(log, line, used);
 	}
 	close(pipe_fds[0]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	remove_dir(dir);
 	assert_true(WIFEXITED(status));
 	code = WEXITSTATUS(status);
+	if (code & ~(ANDROID_OPEN | ANDROID_ALLOC | ANDROID_NEW | ANDROID_FDS))
+		print_error("the child exited with %d\n", code);
+	assert_int_equal(code & ~(ANDROID_OPEN | ANDROID_ALLOC | ANDROID_NEW | ANDROID_FDS), 0);
 	assert_int_equal(code & (ANDROID_OPEN | ANDROID_ALLOC), 0);
 	if (code & ANDROID_NEW)
 		print_error("Android's allocations were not served by the pool\n");
@@ -1931,20 +2104,28 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fork, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_with_background, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads_default_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_put_foreign, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_double_put, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_double_put_number_reused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pool_of_no_heap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_null_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_hints, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_outlives_context, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heaps_d_pool_keeps_only_hinted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_context_freed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_android, setup, teardown),
 	};
 	char **heaps = test_heap_names();
+	const char *filter = getenv("LIBION_TEST_FILTER");
 	int failed = 0, n = 0;
+
+	/* One test (a glob) at a time, for a quick run in the VM. */
+	if (filter && *filter)
+		cmocka_set_test_filter(filter);
 
 	for (char **h = heaps; *h; h++, n++) {
 		char group[96];
