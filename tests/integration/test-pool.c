@@ -1798,57 +1798,92 @@ static void remove_dir(char *dir)
 	assert_int_equal(test_remove_tree(dir), 0);
 }
 
-#define CYCLES 32
+struct size_match {
+	dev_t dev;
+	size_t size;
+	int count;
+	struct buf_id ids[16];
+};
+
+static void match_size(int fd, void *data)
+{
+	struct size_match *m = data;
+	struct stat st;
+	size_t size;
+
+	if (fstat(fd, &st) == 0 && st.st_dev == m->dev &&
+	    ion_fd_get_size(fd, &size) == 0 && size == m->size) {
+		struct buf_id id = { st.st_dev, st.st_ino };
+
+		if (m->count < 16 && !id_in(id, m->ids, m->count))
+			m->ids[m->count++] = id;
+	}
+}
 
 /*
- * The board's hint gives the heap a pool of the context's own, which
- * ion_ctx_alloc() is served from: timing-free evidence is a buffer that
- * comes back after close (the same inode), which a kernel allocation
- * never gives (dma-buf inode numbers only grow), and the log line.
+ * Waits (up to 10 s: TCG is slow) until the process holds count buffers
+ * of this size on dev: the pool's own fds of what it prefilled.  No cmocka
+ * assertion (the Android case's child uses it).
+ */
+static bool wait_prefilled(dev_t dev, size_t size, int count, struct size_match *m)
+{
+	uint64_t end = now_ms() + 10000;
+
+	for (;;) {
+		*m = (struct size_match){ .dev = dev, .size = size };
+		each_fd(match_size, m);
+		if (m->count >= count)
+			return true;
+		if (now_ms() > end)
+			return false;
+		sleep_ms(20);
+	}
+}
+
+/*
+ * The board's hint gives the heap a pool of the context's own ("A heap
+ * that a board file gives a Pool hint gets a pool"), made on the heap's
+ * first allocation (here one of 64 KiB, another class) and prefilled by
+ * the context's thread.  Timing-free evidence that ion_ctx_alloc() is
+ * served from it: once the process holds the four prefilled buffers (the
+ * pool's fds of them), the next four allocations are those very buffers,
+ * and the log says the pool was made.
  */
 static void test_heaps_d_pool(void **pstate)
 {
 	struct state *s = *pstate;
-	struct buf_id ids[CYCLES], distinct[CYCLES];
-	struct fd_match kept;
+	struct size_match pooled;
 	struct ion_ctx *ctx;
+	struct buf_id got[4];
+	bool prefilled, served = true;
 	char dir[64];
-	int n = 0;
+	int fd[4], first = -1;
+	dev_t dev;
 
 	make_heaps_d(s, dir);
 	atomic_store(&pool_hint_logged, 0);
 	ctx = hinted_ctx(s, dir);
-	for (int i = 0; i < CYCLES; i++) {
-		int fd = -1;
-
-		assert_int_equal(ion_ctx_alloc(ctx, s->heap, MiB(1), 0, &fd), 0);
-		assert_true(fd_is_cloexec(fd));
-		assert_int_equal(size_of(fd), MiB(1));
-		ids[i] = id_of(fd);
-		if (!id_in(ids[i], distinct, n))
-			distinct[n++] = ids[i];
-		close(fd);
+	assert_int_equal(ion_ctx_alloc(ctx, s->heap, KiB(64), 0, &first), 0);
+	dev = id_of(first).dev;
+	close(first);
+	prefilled = wait_prefilled(dev, MiB(1), 4, &pooled);
+	for (int i = 0; prefilled && i < 4; i++) {
+		assert_int_equal(ion_ctx_alloc(ctx, s->heap, MiB(1), 0, &fd[i]), 0);
+		assert_true(fd_is_cloexec(fd[i]));
+		assert_int_equal(size_of(fd[i]), MiB(1));
+		got[i] = id_of(fd[i]);
+		if (!id_in(got[i], pooled.ids, pooled.count) || id_in(got[i], got, i))
+			served = false;
 	}
-	/* What the pool keeps (the process's fds of buffers, every one of
-	 * them closed by the caller): the hint's four, and on a dma-buf heap
-	 * that first one; a memfd buffer closed was never vouched for, so it
-	 * is "dropped otherwise". */
-	kept = (struct fd_match){ .dev = ids[0].dev, .except = -1 };
-	each_fd(match_fd, &kept);
+	for (int i = 0; prefilled && i < 4; i++)
+		close(fd[i]);
 	ion_ctx_unref(ctx);
 	remove_dir(dir);
 	assert_true(atomic_load(&pool_hint_logged));
-	if (s->counted) {
-		/* At most the four of the hint, and the first miss before the
-		 * thread filled them. */
-		if (n > 5)
-			print_error("%d distinct buffers in %d allocations\n", n, CYCLES);
-		assert_true(n <= 5);
-	}
-	if (kept.count > (s->counted ? 5 : 4))
-		print_error("the process holds %d buffers after %d allocations, each closed\n",
-			    kept.count, CYCLES);
-	assert_true(kept.count <= (s->counted ? 5 : 4));
+	if (!prefilled)
+		print_error("the heap pool did not prefill 4 buffers of 1 MiB\n");
+	assert_true(prefilled);
+	assert_true(served);
 }
 
 /*
@@ -1892,23 +1927,6 @@ static void test_heaps_d_pool_sizes(void **pstate)
 	assert_int_equal(got_solution, MiB(1) + KiB(4));
 }
 
-struct size_match {
-	dev_t dev;
-	size_t size;
-	int count;
-};
-
-static void match_size(int fd, void *data)
-{
-	struct size_match *m = data;
-	struct stat st;
-	size_t size;
-
-	if (fstat(fd, &st) == 0 && st.st_dev == m->dev &&
-	    ion_fd_get_size(fd, &size) == 0 && size == m->size)
-		m->count++;
-}
-
 /*
  * "Hints: how many buffers of which sizes to keep ready": the board asks
  * for 4 of 1 MiB, so buffers of 3 MiB that the program allocated and
@@ -1931,8 +1949,7 @@ static void test_heaps_d_pool_keeps_only_hinted(void **pstate)
 	m.dev = id_of(fd[0]).dev;
 	for (int i = 0; i < 4; i++)
 		close(fd[i]);
-	/* The refill thread looks at closed buffers every 100 ms. */
-	sleep_ms(500);
+	/* Kept, they would be the pool's fds of them now (taken back or not). */
 	each_fd(match_size, &m);
 	ion_ctx_unref(ctx);
 	remove_dir(dir);
@@ -1962,9 +1979,10 @@ static void test_heaps_d_pool_context_freed(void **pstate)
 }
 
 #define ANDROID_ALLOC	(1 << 0)
-#define ANDROID_NEW	(1 << 1) /* every buffer a new one: no pool served */
+#define ANDROID_NEW	(1 << 1) /* not the prefilled buffers: no pool served */
 #define ANDROID_FDS	(1 << 2) /* fds left after ion_close() */
 #define ANDROID_OPEN	(1 << 3)
+#define ANDROID_PREFILL	(1 << 4) /* no prefilled buffers to be seen */
 
 static void count_fd(int fd, void *data)
 {
@@ -1972,10 +1990,12 @@ static void count_fd(int fd, void *data)
 	++*(int *)data;
 }
 
-static int android_child(const char *dir, unsigned int mask, bool counted, int log_fd)
+static int android_child(const char *dir, unsigned int mask, int log_fd)
 {
-	struct buf_id distinct[CYCLES];
-	int code = 0, n = 0, before = 0, after = 0, client;
+	struct size_match pooled;
+	struct buf_id got[4];
+	int code = 0, before = 0, after = 0, client, fd[4], n = 0;
+	struct stat st;
 
 	setenv("ION_HEAPS_PATH", dir, 1);
 	setenv("ION_LOG", "debug", 1);
@@ -1985,22 +2005,28 @@ static int android_child(const char *dir, unsigned int mask, bool counted, int l
 	client = ion_open();
 	if (client < 0)
 		return ANDROID_OPEN;
-	for (int i = 0; i < CYCLES; i++) {
-		struct stat st;
-		struct buf_id id;
-		int fd = -1;
-
-		if (ion_alloc_fd(client, MiB(1), 0, mask, 0, &fd) != 0 || fstat(fd, &st) < 0) {
+	/* The first allocation of the heap makes its pool. */
+	if (ion_alloc_fd(client, KiB(64), 0, mask, 0, &fd[0]) != 0 || fstat(fd[0], &st) < 0) {
+		code |= ANDROID_ALLOC;
+		goto out;
+	}
+	close(fd[0]);
+	if (!wait_prefilled(st.st_dev, MiB(1), 4, &pooled)) {
+		code |= ANDROID_PREFILL;
+		goto out;
+	}
+	for (; n < 4; n++) {
+		if (ion_alloc_fd(client, MiB(1), 0, mask, 0, &fd[n]) != 0 || fstat(fd[n], &st) < 0) {
 			code |= ANDROID_ALLOC;
 			break;
 		}
-		id = (struct buf_id){ st.st_dev, st.st_ino };
-		if (!id_in(id, distinct, n))
-			distinct[n++] = id;
-		close(fd);
+		got[n] = (struct buf_id){ st.st_dev, st.st_ino };
+		if (!id_in(got[n], pooled.ids, pooled.count) || id_in(got[n], got, n))
+			code |= ANDROID_NEW;
 	}
-	if (counted && n > 5)
-		code |= ANDROID_NEW;
+	while (n)
+		close(fd[--n]);
+out:
 	ion_close(client);
 	each_fd(count_fd, &after);
 	if (after != before)
@@ -2036,7 +2062,7 @@ static void test_heaps_d_pool_android(void **pstate)
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(pipe_fds[0]);
-		_exit(android_child(dir, 1U << id, s->counted, pipe_fds[1]));
+		_exit(android_child(dir, 1U << id, pipe_fds[1]));
 	}
 	close(pipe_fds[1]);
 	/* Read to the end (a full pipe would stop the child), line by line:
@@ -2068,10 +2094,14 @@ static void test_heaps_d_pool_android(void **pstate)
 	remove_dir(dir);
 	assert_true(WIFEXITED(status));
 	code = WEXITSTATUS(status);
-	if (code & ~(ANDROID_OPEN | ANDROID_ALLOC | ANDROID_NEW | ANDROID_FDS))
+	if (code & ~(ANDROID_OPEN | ANDROID_ALLOC | ANDROID_NEW | ANDROID_FDS | ANDROID_PREFILL))
 		print_error("the child exited with %d\n", code);
-	assert_int_equal(code & ~(ANDROID_OPEN | ANDROID_ALLOC | ANDROID_NEW | ANDROID_FDS), 0);
+	assert_int_equal(code & ~(ANDROID_OPEN | ANDROID_ALLOC | ANDROID_NEW | ANDROID_FDS |
+				  ANDROID_PREFILL), 0);
 	assert_int_equal(code & (ANDROID_OPEN | ANDROID_ALLOC), 0);
+	if (code & ANDROID_PREFILL)
+		print_error("the heap pool did not prefill 4 buffers of 1 MiB\n");
+	assert_int_equal(code & ANDROID_PREFILL, 0);
 	if (code & ANDROID_NEW)
 		print_error("Android's allocations were not served by the pool\n");
 	assert_int_equal(code & ANDROID_NEW, 0);
