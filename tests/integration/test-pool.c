@@ -194,6 +194,19 @@ static int refs_of(int fd)
 }
 
 /*
+ * What an fd of the process refers to, by path (/proc/self/fd/N): the
+ * library's thread opens and closes fds of its own meanwhile, and an
+ * fstat() of those would be a data race on the fd (as TSan says).
+ */
+static int stat_fd(int fd, struct stat *st)
+{
+	char path[40];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return stat(path, st);
+}
+
+/*
  * Calls fn for every fd of this process (not the directory's own); no
  * cmocka assertion, so a forked child may use it.
  */
@@ -224,7 +237,7 @@ static void match_fd(int fd, void *data)
 	struct fd_match *m = data;
 	struct stat st;
 
-	if (fd == m->except || fstat(fd, &st) < 0)
+	if (fd == m->except || stat_fd(fd, &st) < 0)
 		return;
 	if (m->n_ids ? id_in((struct buf_id){ st.st_dev, st.st_ino }, m->ids, m->n_ids)
 		     : st.st_dev == m->dev) {
@@ -255,8 +268,10 @@ static int new_buffers(const struct fd_table *before, struct buf_id *ids, int ma
 
 		for (int j = 0; j < before->n && !old; j++)
 			old = before->fds[j] == now.fds[i];
-		if (!old && n < max) {
-			struct buf_id id = id_of(now.fds[i]);
+		struct stat st;
+
+		if (!old && n < max && stat_fd(now.fds[i], &st) == 0) {
+			struct buf_id id = { st.st_dev, st.st_ino };
 
 			if (!id_in(id, ids, n))
 				ids[n++] = id;
@@ -1726,12 +1741,13 @@ static void test_pool_outlives_context(void **pstate)
 	ion_solution_unref(sol);
 	ion_ctx_unref(ctx);
 
-	assert_int_equal(ion_pool_set_hints(pool, "2x64K"), 0);
+	/* Four, so that one taken leaves the class above half: no refill. */
+	assert_int_equal(ion_pool_set_hints(pool, "4x64K"), 0);
 	assert_int_equal(ion_pool_prefill(pool), 0);
 	assert_int_equal(ion_pool_set_background(pool, 1), 0);
 	fd = get_from(pool, KiB(64));
 	assert_int_equal(ion_pool_put(pool, fd, s->vouch), 0);
-	assert_true(stat_reaches(pool, ION_POOL_STAT_BYTES_HELD, KiB(128), 5000));
+	assert_true(stat_reaches(pool, ION_POOL_STAT_BYTES_HELD, KiB(256), 5000));
 	fd = get_from(pool, KiB(64));
 	assert_int_equal(stat_of(pool, ION_POOL_STAT_MISSES), 0);
 	assert_int_equal(ion_pool_put(pool, fd, s->vouch), 0);
@@ -1809,10 +1825,9 @@ static void match_size(int fd, void *data)
 {
 	struct size_match *m = data;
 	struct stat st;
-	size_t size;
 
-	if (fstat(fd, &st) == 0 && st.st_dev == m->dev &&
-	    ion_fd_get_size(fd, &size) == 0 && size == m->size) {
+	/* A dma-buf's inode and a memfd have the buffer's size. */
+	if (stat_fd(fd, &st) == 0 && st.st_dev == m->dev && (size_t)st.st_size == m->size) {
 		struct buf_id id = { st.st_dev, st.st_ino };
 
 		if (m->count < 16 && !id_in(id, m->ids, m->count))
@@ -1956,6 +1971,61 @@ static void test_heaps_d_pool_keeps_only_hinted(void **pstate)
 	if (m.count)
 		print_error("%d buffers of 3 MiB kept after the program closed them\n", m.count);
 	assert_int_equal(m.count, 0);
+}
+
+/*
+ * ion_pool_new: "A device of the solution with a heaps.d Pool hint gives
+ * the pool its hints (ion_pool_set_hints() replaces them)."  A [Device]
+ * section without Match keys is a device asked for by its name.
+ */
+static void test_device_pool_hint(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_alloc_config *config;
+	struct ion_solution *sol;
+	struct ion_device *dev;
+	struct ion_pool *pool;
+	struct ion_ctx *ctx;
+	char dir[64], path[128];
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "/tmp/libion-pool-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/50-pool.conf", dir);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fprintf(f, "[Device pool-test]\nPool = 2x64K 1x8K\n");
+	fclose(f);
+	assert_int_equal(ion_ctx_new(NULL, &ctx), 0);
+	assert_int_equal(ion_ctx_set_heaps_path(ctx, dir), 0);
+	assert_int_equal(ion_ctx_get_device(ctx, "pool-test", &dev), 0);
+	assert_int_equal(ion_alloc_config_new(&config), 0);
+	assert_int_equal(ion_alloc_config_set_size(config, 4096), 0);
+	assert_int_equal(ion_alloc_config_set_heap(config, s->heap), 0);
+	assert_int_equal(ion_alloc_config_add_device(config, dev), 0);
+	assert_int_equal(ion_ctx_solve(ctx, config, &sol), 0);
+	ion_alloc_config_free(config);
+	ion_device_unref(dev);
+	if (ion_solution_get_heap_count(sol) == 0 && (s->props & ION_HEAP_PROP_CPU_ONLY)) {
+		/* No device sees a CPU-only (memfd) buffer. */
+		ion_solution_unref(sol);
+		ion_ctx_unref(ctx);
+		remove_dir(dir);
+		skip();
+	}
+	assert_int_equal(ion_solution_get_heap_count(sol), 1);
+	assert_int_equal(ion_pool_new(sol, &pool), 0);
+	ion_solution_unref(sol);
+	ion_ctx_unref(ctx);
+	assert_int_equal(ion_pool_prefill(pool), 0);
+	assert_int_equal(stat_of(pool, ION_POOL_STAT_REFILLS), 3);
+	assert_int_equal(stat_of(pool, ION_POOL_STAT_BYTES_HELD), KiB(136));
+	assert_int_equal(ion_pool_set_hints(pool, "2x4K"), 0);
+	assert_int_equal(ion_pool_prefill(pool), 0);
+	assert_int_equal(stat_of(pool, ION_POOL_STAT_REFILLS), 5);
+	assert_int_equal(stat_of(pool, ION_POOL_STAT_BYTES_HELD), KiB(144));
+	ion_pool_unref(pool);
+	remove_dir(dir);
 }
 
 /* The context of a hinted heap, used and dropped, gives back every fd. */
@@ -2143,6 +2213,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_null_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_hints, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pool_outlives_context, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_device_pool_hint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_sizes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_keeps_only_hinted, setup, teardown),
