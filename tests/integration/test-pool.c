@@ -103,12 +103,14 @@ static int setup(void **pstate)
 static int teardown(void **pstate)
 {
 	struct state *s = *pstate;
+	struct fd_table fds = s->fds;
 
-	s->pool = ion_pool_unref(s->pool);
-	s->sol = ion_solution_unref(s->sol);
-	s->ctx = ion_ctx_unref(s->ctx);
-	fd_table_assert_same(&s->fds);
+	ion_pool_unref(s->pool);
+	ion_solution_unref(s->sol);
+	ion_ctx_unref(s->ctx);
 	free(s);
+	/* Last: a failure here must not leak the state. */
+	fd_table_assert_same(&fds);
 	return 0;
 }
 
@@ -1814,9 +1816,36 @@ static void remove_dir(char *dir)
 	assert_int_equal(test_remove_tree(dir), 0);
 }
 
+/* The process's fds and what they refer to, without cmocka assertions. */
+struct fd_ids {
+	int n;
+	int fds[FD_TABLE_MAX];
+	struct buf_id ids[FD_TABLE_MAX];
+};
+
+static void add_fd_id(int fd, void *data)
+{
+	struct fd_ids *t = data;
+	struct stat st;
+
+	if (t->n < FD_TABLE_MAX && stat_fd(fd, &st) == 0) {
+		t->fds[t->n] = fd;
+		t->ids[t->n++] = (struct buf_id){ st.st_dev, st.st_ino };
+	}
+}
+
+static bool fd_id_in(const struct fd_ids *t, int fd, struct buf_id id)
+{
+	for (int i = 0; t && i < t->n; i++)
+		if (t->fds[i] == fd && same_buf(t->ids[i], id))
+			return true;
+	return false;
+}
+
 struct size_match {
 	dev_t dev;
 	size_t size;
+	const struct fd_ids *old;	/* fds left out (there before), or NULL */
 	int count;
 	struct buf_id ids[16];
 };
@@ -1827,7 +1856,8 @@ static void match_size(int fd, void *data)
 	struct stat st;
 
 	/* A dma-buf's inode and a memfd have the buffer's size. */
-	if (stat_fd(fd, &st) == 0 && st.st_dev == m->dev && (size_t)st.st_size == m->size) {
+	if (stat_fd(fd, &st) == 0 && st.st_dev == m->dev && (size_t)st.st_size == m->size &&
+	    !fd_id_in(m->old, fd, (struct buf_id){ st.st_dev, st.st_ino })) {
 		struct buf_id id = { st.st_dev, st.st_ino };
 
 		if (m->count < 16 && !id_in(id, m->ids, m->count))
@@ -1837,15 +1867,16 @@ static void match_size(int fd, void *data)
 
 /*
  * Waits (up to 10 s: TCG is slow) until the process holds count buffers
- * of this size on dev: the pool's own fds of what it prefilled.  No cmocka
- * assertion (the Android case's child uses it).
+ * of this size on dev that were not among old: the pool's own fds of what
+ * it prefilled.  No cmocka assertion (the Android case's child uses it).
  */
-static bool wait_prefilled(dev_t dev, size_t size, int count, struct size_match *m)
+static bool wait_prefilled(dev_t dev, size_t size, int count, const struct fd_ids *old,
+			   struct size_match *m)
 {
 	uint64_t end = now_ms() + 10000;
 
 	for (;;) {
-		*m = (struct size_match){ .dev = dev, .size = size };
+		*m = (struct size_match){ .dev = dev, .size = size, .old = old };
 		each_fd(match_size, m);
 		if (m->count >= count)
 			return true;
@@ -1867,6 +1898,7 @@ static bool wait_prefilled(dev_t dev, size_t size, int count, struct size_match 
 static void test_heaps_d_pool(void **pstate)
 {
 	struct state *s = *pstate;
+	static struct fd_ids old;
 	struct size_match pooled;
 	struct ion_ctx *ctx;
 	struct buf_id got[4];
@@ -1877,11 +1909,13 @@ static void test_heaps_d_pool(void **pstate)
 
 	make_heaps_d(s, dir);
 	atomic_store(&pool_hint_logged, 0);
+	old.n = 0;
+	each_fd(add_fd_id, &old);
 	ctx = hinted_ctx(s, dir);
 	assert_int_equal(ion_ctx_alloc(ctx, s->heap, KiB(64), 0, &first), 0);
 	dev = id_of(first).dev;
 	close(first);
-	prefilled = wait_prefilled(dev, MiB(1), 4, &pooled);
+	prefilled = wait_prefilled(dev, MiB(1), 4, &old, &pooled);
 	for (int i = 0; prefilled && i < 4; i++) {
 		assert_int_equal(ion_ctx_alloc(ctx, s->heap, MiB(1), 0, &fd[i]), 0);
 		assert_true(fd_is_cloexec(fd[i]));
@@ -1952,12 +1986,15 @@ static void test_heaps_d_pool_sizes(void **pstate)
 static void test_heaps_d_pool_keeps_only_hinted(void **pstate)
 {
 	struct state *s = *pstate;
-	struct size_match m = { .size = MiB(3) };
+	static struct fd_ids old;
+	struct size_match m = { .size = MiB(3), .old = &old };
 	struct ion_ctx *ctx;
 	char dir[64];
 	int fd[4];
 
 	make_heaps_d(s, dir);
+	old.n = 0;
+	each_fd(add_fd_id, &old);
 	ctx = hinted_ctx(s, dir);
 	for (int i = 0; i < 4; i++)
 		assert_int_equal(ion_ctx_alloc(ctx, s->heap, MiB(3), 0, &fd[i]), 0);
@@ -2062,6 +2099,7 @@ static void count_fd(int fd, void *data)
 
 static int android_child(const char *dir, unsigned int mask, int log_fd)
 {
+	static struct fd_ids old;
 	struct size_match pooled;
 	struct buf_id got[4];
 	int code = 0, before = 0, after = 0, client, fd[4], n = 0;
@@ -2072,6 +2110,7 @@ static int android_child(const char *dir, unsigned int mask, int log_fd)
 	dup2(log_fd, STDERR_FILENO);
 	close(log_fd);
 	each_fd(count_fd, &before);
+	each_fd(add_fd_id, &old);
 	client = ion_open();
 	if (client < 0)
 		return ANDROID_OPEN;
@@ -2081,7 +2120,7 @@ static int android_child(const char *dir, unsigned int mask, int log_fd)
 		goto out;
 	}
 	close(fd[0]);
-	if (!wait_prefilled(st.st_dev, MiB(1), 4, &pooled)) {
+	if (!wait_prefilled(st.st_dev, MiB(1), 4, &old, &pooled)) {
 		code |= ANDROID_PREFILL;
 		goto out;
 	}
