@@ -358,11 +358,15 @@ static int add_broken(struct ion_registry *reg, const char *node, const char *wh
 	heap->node = strdup(node);
 	if (!heap->node)
 		return -ENOMEM;
-	if (why)
+	if (why) {
 		ion_heap_set_unavailable(heap, error, "%s %s", node, why);
-	else
-		ion_heap_set_unavailable(heap, error, "%s %s: %s", what, node,
-					 strerror(-error));
+	} else {
+		_cleanup_free_ char *hint = error == -EACCES || error == -EPERM
+						    ? ion_access_hint(node) : NULL;
+
+		ion_heap_set_unavailable(heap, error, "%s %s: %s%s%s", what, node,
+					 strerror(-error), hint ? ": " : "", hint ? hint : "");
+	}
 	return 0;
 }
 

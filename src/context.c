@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "context.h"
+#include "monitor.h"
 #include "registry.h"
 
 __attribute__((format(printf, 6, 0)))
@@ -148,6 +149,7 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 		return NULL;
 	/* The pools first: the heap pools allocate from the registry's heaps. */
 	ion_pools_fini(&ctx->pools);
+	ion_monitor_free(ctx->monitor);
 	ion_registry_free(atomic_load_explicit(&ctx->registry, memory_order_acquire));
 	pthread_mutex_destroy(&ctx->discover_lock);
 	free(ctx->heaps_path);

@@ -16,6 +16,7 @@
 #define ION_EXPORT __attribute__((visibility("default")))
 
 struct ion_registry;
+struct ion_monitor;
 
 struct ion_ctx {
 	atomic_int refcount;
@@ -31,6 +32,7 @@ struct ion_ctx {
 	_Atomic(struct ion_registry *) registry;
 
 	struct ion_pools pools;	/* mutable, with locks of their own */
+	struct ion_monitor *monitor; /* made on first ion_ctx_get_monitor_fd() */
 };
 
 void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,

@@ -565,17 +565,17 @@ void ion_pools_fini(struct ion_pools *pools)
 	if (joined)
 		pthread_join(pools->thread, NULL);
 	/* The heap pools are the context's; users' pools hold it alive. */
-	{
-		_Atomic(struct ion_pool *) *slots =
-			atomic_load_explicit(&pools->heap_pools, memory_order_acquire);
+	for (;;) {
+		struct ion_pool *heap_pool = NULL;
 
-		for (unsigned int i = 0; slots && i < pools->n_heap_pools; i++) {
-			struct ion_pool *p = atomic_load_explicit(&slots[i], memory_order_acquire);
-
-			if (p)
-				pool_free(p);
-		}
-		free(slots);
+		pthread_mutex_lock(&pools->lock);
+		for (struct ion_pool *p = pools->list; p && !heap_pool; p = p->next)
+			if (p->heap_pool)
+				heap_pool = p;
+		pthread_mutex_unlock(&pools->lock);
+		if (!heap_pool)
+			break;
+		pool_free(heap_pool);
 	}
 	if (pools->wake_fd >= 0)
 		close(pools->wake_fd);
@@ -678,31 +678,17 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 				     unsigned int flags)
 {
 	struct ion_pools *all = &ctx->pools;
-	_Atomic(struct ion_pool *) *slots;
+	_Atomic(struct ion_pool *) *slot;
 	struct ion_solution *solution = NULL;
 	struct ion_pool *pool = NULL, *expected = NULL;
-	const struct ion_registry *reg;
-	unsigned int slot;
 
 	if (!heap->n_pool_hints)
 		return NULL;
-	slot = heap->index * 4 + (flags & 3);
-	slots = atomic_load_explicit(&all->heap_pools, memory_order_acquire);
-	if (slots && (pool = atomic_load_explicit(&slots[slot], memory_order_acquire)))
+	/* A heap is immutable but for this slot, set once. */
+	slot = (_Atomic(struct ion_pool *) *)&heap->pools[flags & 3];
+	pool = atomic_load_explicit(slot, memory_order_acquire);
+	if (pool)
 		return pool;
-	if (!slots) {
-		if (ion_ctx_registry(ctx, &reg) < 0)
-			return NULL;
-		pthread_mutex_lock(&all->lock);
-		slots = atomic_load_explicit(&all->heap_pools, memory_order_relaxed);
-		if (!slots && (slots = calloc(reg->n_heaps * 4, sizeof(*slots)))) {
-			all->n_heap_pools = reg->n_heaps * 4;
-			atomic_store_explicit(&all->heap_pools, slots, memory_order_release);
-		}
-		pthread_mutex_unlock(&all->lock);
-		if (!slots)
-			return NULL;
-	}
 	if (ion_solution_for_heap(ctx, heap, flags, &solution) < 0 ||
 	    pool_create(ctx, solution, true, &pool) < 0 ||
 	    set_hints(pool, heap->pool_hints, heap->n_pool_hints) < 0) {
@@ -713,7 +699,7 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	}
 	ion_solution_unref(solution);
 	pool->background = true;
-	if (!atomic_compare_exchange_strong_explicit(&slots[slot], &expected, pool,
+	if (!atomic_compare_exchange_strong_explicit(slot, &expected, pool,
 						     memory_order_acq_rel, memory_order_acquire)) {
 		pool_free(pool); /* another thread made it first */
 		return expected;
@@ -834,9 +820,13 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 		return 0;
 	}
 	/* A memfd: nobody can tell, so only the caller's word brings it back. */
-	if ((!pool->bufs[i].counted && !(flags & ION_POOL_VOUCH)) ||
-	    !room_for(pool, pool->bufs[i].size)) {
-		drop(pool, i, !pool->bufs[i].counted ? false : true);
+	if (!pool->bufs[i].counted && !(flags & ION_POOL_VOUCH)) {
+		drop(pool, i, false);
+		pthread_mutex_unlock(&pool->lock);
+		return 0;
+	}
+	if (!room_for(pool, pool->bufs[i].size)) {
+		drop(pool, i, true); /* over a limit: released, as a trim */
 		pthread_mutex_unlock(&pool->lock);
 		return 0;
 	}

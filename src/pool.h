@@ -20,11 +20,7 @@ struct ion_pool;
 /* What a context keeps of its pools (embedded in struct ion_ctx). */
 struct ion_pools {
 	pthread_mutex_t lock;		/* the list, the heap pools, the thread */
-	struct ion_pool *list;		/* every pool of the context */
-	/* The heap pools, by heap index * 4 + cache flags: read without the
-	 * lock on every allocation, set once each. */
-	_Atomic(_Atomic(struct ion_pool *) *) heap_pools;
-	unsigned int n_heap_pools;
+	struct ion_pool *list;		/* every pool of the context, heap pools too */
 	atomic_ullong held;		/* bytes all pools hold */
 	unsigned long long limit;	/* 0: none */
 	/* The background thread: started by the first pool that wants it. */
