@@ -6,11 +6,12 @@
 #  2. builds and runs the unit, host-integration and build tests;
 #  3. runs them again under valgrind, in a build without libdrm and
 #     libudev, in an ASan+UBSan build and in a ThreadSanitizer build;
-#  4. builds (once, cached in ~/.cache/libion-vm) Linux 6.1 and 5.10 test
+#  4. runs the libFuzzer targets for 30 s each (with clang);
+#  5. builds (once, cached in ~/.cache/libion-vm) Linux 6.1 and 5.10 test
 #     kernels and runs the integration tests and ionctl inside QEMU on both.
 # Ends with one line "N passed, N failed" over every meson test it ran.
 #
-# LIBION_SKIP_VM=1 skips step 4; BUILD_DIR (default build-tests) names
+# LIBION_SKIP_VM=1 skips step 5; BUILD_DIR (default build-tests) names
 # the build directory (BUILD_DIR-nodeps is the one without libdrm and
 # libudev), ASAN_DIR (default build-asan) the sanitizer one.
 set -euo pipefail
@@ -70,6 +71,23 @@ tsan=${build}-tsan
 meson compile -C "$tsan" >/dev/null
 TSAN_OPTIONS=halt_on_error=1 mtest "$tsan" unit-util unit-registry unit-ion \
 	host-compat host-heaps host-expected-heaps host-pool || failed=1
+
+step "libFuzzer targets, 30 s each"
+# Their own clang build; skipped where clang is missing.  A crash leaves
+# its input as crash-* in the current folder and fails the run.
+if command -v clang >/dev/null; then
+	fuzz=${build}-fuzz
+	[ -d "$fuzz" ] || CC=clang meson setup "$fuzz" -Dfuzz=enabled -Dvm_tests=disabled >/dev/null
+	meson compile -C "$fuzz" tests/fuzz/fuzz-heaps-conf tests/fuzz/fuzz-constraints >/dev/null
+	tests/fuzz/run-fuzz.sh "$fuzz/tests/fuzz/fuzz-heaps-conf" 30 || failed=1
+	# run-fuzz.sh seeds with board files: this one takes its own corpus.
+	fuzz_work=$(mktemp -d)
+	"$fuzz/tests/fuzz/fuzz-constraints" -max_total_time=30 -timeout=10 -rss_limit_mb=2048 \
+		-max_len=8192 -print_final_stats=1 "$fuzz_work" tests/fuzz/corpus-constraints || failed=1
+	rm -rf "$fuzz_work"
+else
+	echo "clang not found: the fuzzers are not run"
+fi
 
 if [ "${LIBION_SKIP_VM:-0}" != 1 ]; then
 	step "test kernels (built once, then cached)"
