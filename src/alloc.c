@@ -52,6 +52,7 @@ struct ion_solution {
 	const struct ion_heap **heaps;
 	unsigned int n_heaps;
 	int error;		/* what allocating answers with no heap */
+	bool weak_ctx;		/* a heap pool's: holds no reference to ctx */
 	/*
 	 * Why the other heaps were left out: worded only when first asked
 	 * (by solving again with reasons), so that solving stays cheap.
@@ -138,8 +139,8 @@ static int alloc_from(struct ion_ctx *ctx, const struct ion_request *req,
 
 		if (req->len > heap->max_len) {
 			r = -ENOMEM; /* a pool's longer request than the solution's */
-		} else if ((pool = ion_pools_heap_pool(ctx, heap, req->flags & CACHE_FLAGS))) {
-			/* The board keeps buffers of this heap ready. */
+		} else if ((pool = ion_pools_heap_pool(ctx, heap, req->flags & CACHE_FLAGS, req->len))) {
+			/* The board keeps buffers of this size ready. */
 			r = ion_pool_get(pool, req->len, ret_fd);
 		} else {
 			r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
@@ -396,7 +397,8 @@ ION_EXPORT struct ion_solution *ion_solution_unref(struct ion_solution *solution
 	device_set_unref(solution->set);
 	free(solution->heaps);
 	free(solution->heap_name);
-	ion_ctx_unref(solution->ctx);
+	if (!solution->weak_ctx)
+		ion_ctx_unref(solution->ctx);
 	free(solution);
 	return NULL;
 }
@@ -609,6 +611,12 @@ int ion_solution_for_heap(struct ion_ctx *ctx, const struct ion_heap *heap,
 	if (r == 0)
 		r = ion_ctx_solve(ctx, config, ret);
 	ion_alloc_config_free(config);
+	/* The context owns the heap's pool, which owns this: a reference
+	 * back would keep the context alive for ever. */
+	if (r == 0) {
+		(*ret)->weak_ctx = true;
+		ion_ctx_unref(ctx);
+	}
 	return r;
 }
 

@@ -62,6 +62,10 @@ struct ion_heap {
 	 * thing about a heap that is set after discovery, once, atomically.
 	 * The context owns them (pool.c frees them with it). */
 	_Atomic(struct ion_pool *) pools[4];
+	/* Whether the kernel counts a mapping of its buffers in the file's
+	 * references (pool.c finds out on first use): 0 not known yet, 1
+	 * yes, -1 no (5.10's vgem moves a mapping onto its shmem file). */
+	atomic_int maps_counted;
 };
 
 struct ion_device;

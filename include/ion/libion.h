@@ -627,11 +627,18 @@ const char *ion_buffer_get_reason(const struct ion_buffer *buffer);
  * kernel says so (the "count" of /proc/self/fdinfo, Linux 5.3 and later):
  * a buffer returned while still referenced is kept aside and taken back
  * only once its count says it is free, and a buffer the caller simply
- * closed is found free again the same way.  For a memfd the kernel cannot
- * tell: such a buffer goes back only when the caller vouches for it
- * (ION_POOL_VOUCH), and is dropped otherwise.  A returned buffer is
- * zeroed (unless turned off) and its CPU access ended (ion_sync END), so
- * that the caches are clean before a device sees it.
+ * closed is found free again the same way.  The pool checks once per heap
+ * that the kernel counts a mapping too (5.10's vgem does not); where it
+ * does not, and for a memfd, which has no such count, the kernel cannot
+ * tell: such a buffer is handed out as the pool's own fd, so that a
+ * close() releases it, and goes back into the pool only when the caller
+ * vouches for it (ION_POOL_VOUCH); put without, it is closed.  A
+ * returned buffer is zeroed (unless turned off) and its CPU access ended
+ * (ion_sync END), so that the caches are clean before a device sees it.
+ *
+ * Limits: a pool holds what comes back, up to its own limit and the
+ * context's; a heap's pool (a board's Pool hint) holds at most the
+ * hinted count of each hinted size, and serves only those sizes.
  *
  * Fork: the child's pools start empty; it closes the pooled fds it
  * inherited, so that parent and child never share a pooled buffer.
@@ -682,8 +689,10 @@ int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd);
  * ion_pool_put: gives back a buffer fd that ion_pool_get() returned; the
  * pool closes fd.  flags: ION_POOL_VOUCH or 0.
  * Errors: -EBADF; -EINVAL for an fd that is not one of this pool's
- * buffers out (another pool's, a foreign fd, one already given back):
- * then fd stays the caller's, untouched.  Since: 1.0
+ * buffers out (another pool's, a foreign fd, one already given back, the
+ * number of one given back that the pool's own fd took since, an
+ * uncounted buffer that no fd of this process held for a while, which
+ * the pool forgot): then fd stays the caller's, untouched.  Since: 1.0
  */
 int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags);
 /*
