@@ -134,6 +134,7 @@ static int group_teardown(void **state)
 
 static char errors[4096];
 
+__attribute__((format(printf, 6, 0)))
 static void log_errors(struct ion_ctx *ctx, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {

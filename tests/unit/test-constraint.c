@@ -78,6 +78,7 @@ static char heaps_path[1024];
  * about fails the test. */
 static char errors[4096];
 
+__attribute__((format(printf, 6, 0)))
 static void log_errors(struct ion_ctx *ctx, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {
