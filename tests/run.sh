@@ -8,7 +8,7 @@
 #     libudev, in an ASan+UBSan build and in a ThreadSanitizer build;
 #  4. cross-builds for aarch64 and armhf with -Dwerror=true (cross/) and
 #     runs the unit and host tests of each under qemu-user; builds the
-#     library with clang -Dwerror=true for x86_64, aarch64 and armhf;
+#     whole tree with clang -Dwerror=true for x86_64, aarch64 and armhf;
 #  5. runs the libFuzzer targets for 30 s each (with clang);
 #  6. builds (once, cached in ~/.cache/libion-vm) Linux 6.1 and 5.10 test
 #     kernels and an arm64 6.1 one, and runs the integration tests and

@@ -77,6 +77,32 @@ static struct ion_solution *solve(struct ion_ctx *ctx, const char *heap)
 	return sol;
 }
 
+static int refs_of(int fd);
+
+/*
+ * Whether the kernel's count of a buffer's references sees a mapping: the
+ * header's "checks once per heap that the kernel counts a mapping too";
+ * where it does not (5.10's vgem), the heap's buffers are uncounted, as a
+ * memfd's.  Found out here on the test's own buffer, not asked of the pool.
+ */
+static bool mappings_counted(struct ion_ctx *ctx, const char *heap)
+{
+	int fd = -1, before, after;
+	void *p;
+
+	assert_int_equal(ion_ctx_alloc(ctx, heap, 4096, 0, &fd), 0);
+	before = refs_of(fd);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	after = refs_of(fd);
+	munmap(p, 4096);
+	close(fd);
+	if (before > 0 && after != before + 1)
+		print_message("%s: the kernel's count misses a mapping (%d, then %d): uncounted\n",
+			      heap, before, after);
+	return before > 0 && after == before + 1;
+}
+
 static int setup(void **pstate)
 {
 	struct state *s = calloc(1, sizeof(*s));
@@ -91,7 +117,7 @@ static int setup(void **pstate)
 	assert_int_equal(ion_heap_get_error(h), 0);
 	s->props = ion_heap_get_properties(h);
 	s->backend = ion_heap_get_backend(h);
-	s->counted = strcmp(s->backend, "memfd") != 0;
+	s->counted = strcmp(s->backend, "memfd") != 0 && mappings_counted(s->ctx, s->heap);
 	s->vouch = s->counted ? 0 : ION_POOL_VOUCH;
 	s->big = (s->props & ION_HEAP_PROP_CONTIGUOUS) ? MiB(2) : MiB(8);
 	s->sol = solve(s->ctx, s->heap);
