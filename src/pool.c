@@ -67,6 +67,10 @@ struct ion_pool {
 	 * closed without a put is forgotten by a scan of the fd table once
 	 * there are forget_at of them. */
 	size_t n_unanchored, forget_at;
+	/* After a refill found the heap out of memory, the thread leaves it
+	 * alone until then (CMA answers ENOMEM slowly, after trying to
+	 * migrate pages, and the hot path shares the memory). */
+	uint64_t refill_after_ns;
 	unsigned long long stats[ION_POOL_STAT_COUNT];
 	struct ion_pool *next;	/* the context's list */
 };
@@ -558,6 +562,10 @@ static int fill(struct ion_pool *pool, bool only_low)
 	int added = 0;
 
 	pthread_mutex_lock(&pool->lock);
+	if (only_low && pool->refill_after_ns && now_ns() < pool->refill_after_ns) {
+		pthread_mutex_unlock(&pool->lock);
+		return 0;
+	}
 	for (size_t h = 0; h < pool->n_hints; h++) {
 		size_t size = size_class(pool->hints[h].size);
 		size_t have = ready(pool, size), want = pool->hints[h].count;
@@ -579,9 +587,12 @@ static int fill(struct ion_pool *pool, bool only_low)
 			if (r == 0 && (r = add_buf(pool, fd, size, BUF_FREE, counted)) < 0)
 				close(fd);
 			if (r < 0) {
+				if (only_low)
+					pool->refill_after_ns = now_ns() + 1000000000u;
 				pthread_mutex_unlock(&pool->lock);
 				return added ? added : r;
 			}
+			pool->refill_after_ns = 0;
 			pool->stats[ION_POOL_STAT_REFILLS]++;
 			have++;
 			added++;

@@ -181,7 +181,7 @@ static int stream(struct ion_solution *sol, struct raw_alloc *raw, unsigned int 
 	int r = raw ? 0 : ion_pool_new(sol, &pool);
 
 	if (r == 0 && !raw)
-		r = ion_pool_set_hints(pool, "6x8M");
+		r = ion_pool_set_hints(pool, "2x8M"); /* ready beside the 4 held */
 	if (r == 0 && !raw)
 		r = ion_pool_prefill(pool);
 	if (r == 0 && !raw)
