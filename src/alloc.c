@@ -10,8 +10,10 @@
 
 #include <ion/ion.h>
 
+#include "alloc.h"
 #include "backend.h"
 #include "device.h"
+#include "pool.h"
 #include "solver.h"
 
 #define CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
@@ -52,11 +54,10 @@ struct ion_solution {
 	 * Why the other heaps were left out: worded only when first asked
 	 * (by solving again with reasons), so that solving stays cheap.
 	 * The solution is immutable all the same: the words follow from
-	 * what it holds.
+	 * what it holds.  Published once, without a lock (nothing for a
+	 * fork() or a cancelled thread to leave held).
 	 */
-	pthread_mutex_t explain_lock;
-	atomic_bool explained;
-	struct ion_rejections rejected;
+	_Atomic(struct ion_rejections *) rejected;
 };
 
 static struct device_set *device_set_ref(struct device_set *set)
@@ -121,8 +122,16 @@ static int alloc_from(struct ion_ctx *ctx, const struct ion_request *req,
 
 	for (unsigned int i = 0; i < n; i++) {
 		const struct ion_heap *heap = heaps[i];
+		struct ion_pool *pool;
 
-		r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
+		if (req->len > heap->max_len) {
+			r = -ENOMEM; /* a pool's longer request than the solution's */
+		} else if ((pool = ion_pools_heap_pool(ctx, heap, req->flags & CACHE_FLAGS))) {
+			/* The board keeps buffers of this heap ready. */
+			r = ion_pool_get(pool, req->len, ret_fd);
+		} else {
+			r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
+		}
 		if (r == 0) {
 			if (ret_heap)
 				*ret_heap = heap;
@@ -308,8 +317,7 @@ ION_EXPORT int ion_ctx_solve(struct ion_ctx *ctx, const struct ion_alloc_config 
 		return n;
 	}
 	atomic_init(&sol->refcount, 1);
-	atomic_init(&sol->explained, false);
-	pthread_mutex_init(&sol->explain_lock, NULL);
+	atomic_init(&sol->rejected, NULL);
 	sol->reg = reg;
 	sol->req = req;
 	sol->n_heaps = (unsigned int)n;
@@ -330,8 +338,8 @@ ION_EXPORT struct ion_solution *ion_solution_unref(struct ion_solution *solution
 	if (!solution ||
 	    atomic_fetch_sub_explicit(&solution->refcount, 1, memory_order_acq_rel) != 1)
 		return NULL;
-	ion_rejections_clear(&solution->rejected);
-	pthread_mutex_destroy(&solution->explain_lock);
+	ion_rejections_clear(atomic_load_explicit(&solution->rejected, memory_order_acquire));
+	free(atomic_load_explicit(&solution->rejected, memory_order_relaxed));
 	device_set_unref(solution->set);
 	free(solution->heaps);
 	free(solution->heap_name);
@@ -358,37 +366,40 @@ ION_EXPORT const struct ion_heap *ion_solution_get_heap(const struct ion_solutio
 	return solution->heaps[index];
 }
 
-/* Words the rejections, once; 0 or -ENOMEM (then again next time). */
-static int explain(const struct ion_solution *solution)
+/* The rejections, worded on first use; NULL on ENOMEM (then again next
+ * time).  Two threads may both word them: one result stays. */
+static const struct ion_rejections *explain(const struct ion_solution *solution)
 {
 	struct ion_solution *sol = (struct ion_solution *)solution;
+	struct ion_rejections *rej = atomic_load_explicit(&sol->rejected, memory_order_acquire);
+	struct ion_rejections *expected = NULL;
 	const struct ion_heap **heaps;
-	int r = 0, error;
+	int r, error;
 
-	if (atomic_load_explicit(&sol->explained, memory_order_acquire))
-		return 0;
-	pthread_mutex_lock(&sol->explain_lock);
-	if (!atomic_load_explicit(&sol->explained, memory_order_relaxed)) {
-		heaps = calloc(sol->reg->n_heaps ? sol->reg->n_heaps : 1, sizeof(*heaps));
-		r = heaps ? ion_solve(sol->reg, &sol->req, heaps, &error, &sol->rejected) : -ENOMEM;
-		free(heaps);
-		if (r < 0)
-			ion_rejections_clear(&sol->rejected);
-		else
-			atomic_store_explicit(&sol->explained, true, memory_order_release);
+	if (rej)
+		return rej;
+	rej = calloc(1, sizeof(*rej));
+	heaps = calloc(sol->reg->n_heaps ? sol->reg->n_heaps : 1, sizeof(*heaps));
+	r = rej && heaps ? ion_solve(sol->reg, &sol->req, heaps, &error, rej) : -ENOMEM;
+	free(heaps);
+	if (r < 0 || !atomic_compare_exchange_strong_explicit(&sol->rejected, &expected, rej,
+							      memory_order_acq_rel,
+							      memory_order_acquire)) {
+		ion_rejections_clear(rej);
+		free(rej);
+		return r < 0 ? NULL : expected;
 	}
-	pthread_mutex_unlock(&sol->explain_lock);
-	return r < 0 ? r : 0;
+	return rej;
 }
 
 ION_EXPORT int ion_solution_get_rejection_count(const struct ion_solution *solution)
 {
-	int r;
+	const struct ion_rejections *rej;
 
 	if (!solution)
 		return -EINVAL;
-	r = explain(solution);
-	return r < 0 ? r : (int)solution->rejected.n;
+	rej = explain(solution);
+	return rej ? (int)rej->n : -ENOMEM;
 }
 
 ION_EXPORT int ion_solution_get_rejection(const struct ion_solution *solution,
@@ -397,19 +408,18 @@ ION_EXPORT int ion_solution_get_rejection(const struct ion_solution *solution,
 					  const struct ion_device **ret_device,
 					  const char **ret_reason)
 {
+	const struct ion_rejections *all;
 	const struct ion_rejection *rej;
 	const struct ion_device *dev = NULL;
 
-	int r;
-
 	if (!solution || !ret_heap || !ret_device || !ret_reason)
 		return -EINVAL;
-	r = explain(solution);
-	if (r < 0)
-		return r;
-	if (index >= solution->rejected.n)
+	all = explain(solution);
+	if (!all)
+		return -ENOMEM;
+	if (index >= all->n)
 		return -ENOENT;
-	rej = &solution->rejected.v[index];
+	rej = &all->v[index];
 	for (size_t i = 0; rej->by && i < solution->set->n; i++)
 		if (solution->set->constraints[i] == rej->by)
 			dev = solution->set->devices[i];
@@ -483,4 +493,72 @@ ION_EXPORT int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask
 	if (!heap_id_mask)
 		return -ENODEV;
 	return request_allocate(ctx, &req, ret_fd, ret_heap);
+}
+
+/* ---- for the pools ---- */
+
+int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
+			   int *ret_fd, const struct ion_heap **ret_heap)
+{
+	struct ion_request req = solution->req;
+	int r = ion_round_len(len, &req.len);
+
+	if (r < 0)
+		return r;
+	/* Straight to the backends: the pool asking is the pool. */
+	for (unsigned int i = 0; i < solution->n_heaps; i++) {
+		const struct ion_heap *heap = solution->heaps[i];
+
+		r = req.len > heap->max_len ? -ENOMEM
+					    : heap->backend->alloc(heap, req.len,
+								   req.flags & CACHE_FLAGS, ret_fd);
+		if (r == 0) {
+			if (ret_heap)
+				*ret_heap = heap;
+			return 0;
+		}
+		if (r != -ENOMEM || !req.fallback)
+			return r;
+	}
+	return solution->n_heaps ? r : solution->error;
+}
+
+struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution)
+{
+	return solution->ctx;
+}
+
+int ion_solution_for_heap(struct ion_ctx *ctx, const struct ion_heap *heap,
+			  unsigned int flags, struct ion_solution **ret)
+{
+	struct ion_alloc_config *config;
+	int r = ion_alloc_config_new(&config);
+
+	if (r == 0)
+		r = ion_alloc_config_set_size(config, ion_page_size());
+	if (r == 0)
+		r = ion_alloc_config_set_heap(config, heap->name);
+	if (r == 0)
+		r = ion_alloc_config_set_flags(config, flags);
+	if (r == 0)
+		r = ion_ctx_solve(ctx, config, ret);
+	ion_alloc_config_free(config);
+	return r;
+}
+
+bool ion_solution_pool_hints(const struct ion_solution *solution, unsigned int index,
+			     const struct ion_pool_hint **ret_hints, size_t *ret_n)
+{
+	const struct ion_conf_field *f;
+
+	*ret_hints = NULL;
+	*ret_n = 0;
+	if (!solution->set || index >= solution->set->n)
+		return false;
+	f = &solution->set->constraints[index]->props.f[ION_KEY_POOL];
+	if (f->set) {
+		*ret_hints = f->v.pool.v;
+		*ret_n = f->v.pool.n;
+	}
+	return true;
 }

@@ -12,35 +12,6 @@
 #include "backend.h"
 #include "uapi/dma-heap.h"
 
-/*
- * Like libgpiod's chip check: a node is a dma-heap when sysfs says its
- * char device belongs to the dma_heap class.
- */
-static int check_dma_heap_node(struct ion_ctx *ctx, int fd)
-{
-	char link[64], target[256];
-	_cleanup_free_ char *path = NULL;
-	struct stat st;
-	const char *base;
-	ssize_t n;
-
-	if (fstat(fd, &st) < 0)
-		return neg_errno();
-	if (!S_ISCHR(st.st_mode))
-		return -ENOTTY;
-	snprintf(link, sizeof(link), "/sys/dev/char/%u:%u/subsystem",
-		 major(st.st_rdev), minor(st.st_rdev));
-	path = ion_ctx_path(ctx, link);
-	if (!path)
-		return -ENOMEM;
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return 0; /* no sysfs to ask (a chroot): trust the ioctl later */
-	target[n] = '\0';
-	base = strrchr(target, '/');
-	return strcmp(base ? base + 1 : target, "dma_heap") == 0 ? 0 : -ENOTTY;
-}
-
 /* "-uncached" or "-dma32" at the end of name: removes it and says so. */
 static bool strip_suffix(char *name, const char *suffix)
 {
@@ -97,38 +68,39 @@ struct dmaheap_heap {
 	int fd;		/* the node, O_RDONLY|O_CLOEXEC, or -1 */
 };
 
-/* Fills in a heap found as dir/name; 0, or -ENOMEM.  A node that cannot
- * be used leaves the heap listed unavailable with the reason. */
+/* Fills in a heap found as dir/name; 0, or a transient error.  A node
+ * that cannot be used leaves the heap listed unavailable with the reason. */
 static int add_heap(struct ion_ctx *ctx, struct dmaheap_heap *dh, const char *dir,
 		    const char *name)
 {
 	struct ion_heap *heap = &dh->heap;
-	int fd, r;
+	int r;
+
+	char target[256];
+	ssize_t n;
 
 	if (asprintf(&heap->node, "%s/%s", dir, name) < 0) {
 		heap->node = NULL;
 		return -ENOMEM;
 	}
+	/*
+	 * A link to another heap of the folder (Pi OS's udev rule makes
+	 * vidbuf_cached -> linux,cma) is that heap under a second name: the
+	 * same description and memory, so that the registry merges the two.
+	 */
+	n = readlink(heap->node, target, sizeof(target) - 1);
+	if (n > 0) {
+		target[n] = '\0';
+		if (strncmp(target, "./", 2) == 0)
+			memmove(target, target + 2, strlen(target + 2) + 1);
+		if (!strchr(target, '/') && target[0] != '.')
+			name = target;
+	}
 	r = describe(heap, name);
 	if (r < 0)
 		return r;
-	fd = open(heap->node, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = neg_errno();
-		ion_heap_set_unavailable(heap, r, "open %s: %s", heap->node, strerror(-r));
-		return 0;
-	}
-	r = check_dma_heap_node(ctx, fd);
-	if (r < 0) {
-		close(fd);
-		if (r == -ENOMEM)
-			return r;
-		ion_heap_set_unavailable(heap, r, "%s is not a dma-heap device",
-					 heap->node);
-		return 0;
-	}
-	dh->fd = fd;
-	return 0;
+	/* Like libgpiod's chip check: a dma_heap class device, says sysfs. */
+	return ion_heap_open_node(ctx, heap, O_RDONLY, "dma_heap", NULL, &dh->fd);
 }
 
 static int dmaheap_probe(struct ion_ctx *ctx, struct ion_registry *reg)
@@ -142,7 +114,7 @@ static int dmaheap_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 	/* Sorted, so that heap order and names are stable across runs. */
 	n = scandir(dir, &names, NULL, alphasort);
 	if (n < 0)
-		return errno == ENOMEM ? -ENOMEM : 0;
+		return ion_errno_transient(-errno) ? -errno : 0;
 	for (int i = 0; i < n; i++) {
 		const char *name = names[i]->d_name;
 		struct ion_heap *heap;

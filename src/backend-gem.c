@@ -10,6 +10,7 @@
 #include <ion/ion.h>
 
 #include "backend.h"
+#include "sysfs.h"
 
 #if HAVE_LIBDRM
 
@@ -151,17 +152,17 @@ static int check_dumb_export(int fd, const char **ret_what, uint32_t *ret_export
  * *ret_what set ("open", "DRM version", or check_dumb_export()'s step).
  * Sets *driver (malloc'ed) if still NULL and the node names its driver.
  */
-static int open_node(const struct drm_node *node, char **driver,
-		     const char **ret_what, uint32_t *ret_export)
+static int open_node(const char *sysroot, const struct drm_node *node, char **driver,
+		     const char **ret_what, const char **ret_why, uint32_t *ret_export)
 {
 	_cleanup_close_ int fd = -1;
 	drmVersionPtr version;
 	int r;
 
 	*ret_what = "open";
-	fd = open(node->path, O_RDWR | O_CLOEXEC);
+	fd = ion_open_device_node(sysroot, node->path, O_RDWR, "drm", NULL, ret_why);
 	if (fd < 0)
-		return neg_errno();
+		return fd;
 	*ret_what = "DRM version";
 	version = drmGetVersion(fd);
 	if (!version)
@@ -246,7 +247,7 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 	const struct drm_node *node = NULL;
 	_cleanup_free_ char *driver = NULL, *name = NULL;
 	_cleanup_close_ int fd = -1; /* or the negative errno of the last try */
-	const char *what = NULL;
+	const char *what = NULL, *why = NULL;
 	uint32_t export = 0;
 	struct gem_heap *gh;
 	struct ion_heap *heap;
@@ -255,9 +256,9 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 		if (!tries[i])
 			continue;
 		node = tries[i];
-		fd = open_node(node, &driver, &what, &export);
-		if (fd == -ENOMEM)
-			return -ENOMEM;
+		fd = open_node(ctx->sysroot, node, &driver, &what, &why, &export);
+		if (ion_errno_transient(fd))
+			return fd;
 		if (fd < 0)
 			ion_dbg(ctx, "%s: %s: %s", node->path, what, strerror(-fd));
 	}
@@ -293,6 +294,8 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 	heap->node = strdup(node->path);
 	if (!heap->node)
 		ion_heap_set_unavailable(heap, -ENOMEM, "out of memory");
+	else if (fd < 0 && why)
+		ion_heap_set_unavailable(heap, fd, "%s %s", node->path, why);
 	else if (fd < 0 && strcmp(what, "open") == 0)
 		ion_heap_set_unavailable(heap, fd, "open %s: %s", node->path,
 					 strerror(-fd));
@@ -354,7 +357,7 @@ static int gem_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 	/* versionsort: card2 before card10, so heap order is stable. */
 	n = scandir(dir, &names, is_drm_node_name, versionsort);
 	if (n < 0)
-		return errno == ENOMEM ? -ENOMEM : 0;
+		return ion_errno_transient(-errno) ? -errno : 0;
 	nodes = calloc(n ? (size_t)n : 1, sizeof(*nodes));
 	if (!nodes)
 		r = -ENOMEM;

@@ -22,6 +22,7 @@
 #include <ion/ion.h>
 
 #include "backend.h"
+#include "sysfs.h"
 #include "uapi/ion.h"
 
 #define ION_CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
@@ -192,8 +193,10 @@ static int modern_alloc(int dev_fd, size_t len, uint32_t heap_mask,
 /* ION keys caching on ION_FLAG_CACHED for every heap type. */
 static unsigned int type_props(unsigned int type)
 {
-	unsigned int props = ION_HEAP_PROP_CACHED | ION_HEAP_PROP_UNCACHED |
-			     ION_HEAP_PROP_KERNEL_MAP;
+	/* No ION_HEAP_PROP_KERNEL_MAP: staging ION (up to 5.10) has no vmap,
+	 * and vivid's vmalloc queue refuses its buffers (measured on 5.10);
+	 * a board file for an Android ION that has it can say KernelMap. */
+	unsigned int props = ION_HEAP_PROP_CACHED | ION_HEAP_PROP_UNCACHED;
 
 	if (type == ION_HEAP_TYPE_SYSTEM_CONTIG || type == ION_HEAP_TYPE_DMA ||
 	    type == ION_HEAP_TYPE_CARVEOUT)
@@ -247,6 +250,10 @@ static int add_heap(struct ion_registry *reg, struct ion_dev *dev,
 	ih->kernel_id = kernel_id;
 	heap->type = type;
 	heap->props = type_props(type) | (dev->abi->legacy ? ION_HEAP_PROP_ION_LEGACY : 0);
+	/* ion_system_contig_heap: one buddy allocation of the largest order
+	 * (MAX_ORDER - 1, 1024 pages), larger requests answer ENOMEM. */
+	if (type == ION_HEAP_TYPE_SYSTEM_CONTIG)
+		heap->max_len = (uint64_t)ion_page_size() << 10;
 	heap->node = strdup(node);
 	if (!heap->node || type_memory_key(type, name, &heap->memory_key) < 0)
 		return -ENOMEM;
@@ -341,7 +348,7 @@ static int probe_legacy_heaps(struct ion_ctx *ctx, struct ion_registry *reg,
 
 /* A /dev/ion we cannot use: one heap "ion" tells why ("open /dev/ion: ..."). */
 static int add_broken(struct ion_registry *reg, const char *node, const char *what,
-		      int error)
+		      const char *why, int error)
 {
 	struct ion_heap *heap;
 
@@ -351,8 +358,11 @@ static int add_broken(struct ion_registry *reg, const char *node, const char *wh
 	heap->node = strdup(node);
 	if (!heap->node)
 		return -ENOMEM;
-	ion_heap_set_unavailable(heap, error, "%s %s: %s", what, node,
-				 strerror(-error));
+	if (why)
+		ion_heap_set_unavailable(heap, error, "%s %s", node, why);
+	else
+		ion_heap_set_unavailable(heap, error, "%s %s: %s", what, node,
+					 strerror(-error));
 	return 0;
 }
 
@@ -370,29 +380,33 @@ static int iondev_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 	_cleanup_free_ struct ion_new_heap_data *heaps = NULL;
 	_cleanup_close_ int fd = -1;
 	const struct ion_abi *abi;
+	const char *why = NULL;
 	struct ion_dev *dev;
 	unsigned int n = 0;
 	int r;
 
 	if (!node)
 		return -ENOMEM;
-	fd = open(node, O_RDONLY | O_CLOEXEC);
+	/* The misc device "ion": a FIFO or a file there must not hang us. */
+	fd = ion_open_device_node(ctx->sysroot, node, O_RDONLY, "misc", "ion", &why);
 	if (fd < 0) {
-		r = neg_errno();
+		r = fd;
 		if (r == -ENOENT || r == -ENOTDIR)
 			return 0; /* no ION here */
-		return r == -ENOMEM ? r : add_broken(reg, node, "open", r);
+		if (ion_errno_transient(r))
+			return r;
+		return add_broken(reg, node, "open", why, r);
 	}
 	abi = detect_abi(fd, &r);
 	if (!abi)
-		return r == -ENOMEM ? r : add_broken(reg, node, "ABI probe on", r);
+		return ion_errno_transient(r) ? r : add_broken(reg, node, "ABI probe on", NULL, r);
 	ion_dbg(ctx, "%s: ION ABI %s", node, abi->name);
 	r = query_heaps(fd, &heaps, &n);
-	if (r < 0 && r != -ENOMEM && !(r == -ENOTTY && abi->legacy))
-		/* Every modern ION lists its heaps: this is no ION we know. */
-		return add_broken(reg, node, "ION_IOC_HEAP_QUERY on", r);
-	if (r == -ENOMEM)
+	if (ion_errno_transient(r))
 		return r;
+	if (r < 0 && !(r == -ENOTTY && abi->legacy))
+		/* Every modern ION lists its heaps: this is no ION we know. */
+		return add_broken(reg, node, "ION_IOC_HEAP_QUERY on", NULL, r);
 	dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;

@@ -2,7 +2,8 @@
 /*
  * memfd: the CPU-only heap that works on every Linux machine.  Buffers are
  * sealed against shrinking and growing, so a receiver that maps one can
- * trust its size, and they can be passed over sockets like any fd.  They
+ * trust its size, and against further seals, so that no receiver can take
+ * write access away; they can be passed over sockets like any fd.  They
  * are not dma-bufs: no device can import them.
  */
 #include <fcntl.h>
@@ -24,6 +25,8 @@ static int memfd_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 	heap->type = ION_HEAP_TYPE_SYSTEM;
 	heap->props = ION_HEAP_PROP_CACHED | ION_HEAP_PROP_CPU_ONLY;
 	fd = memfd_create("libion-probe", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 && ion_errno_transient(neg_errno()))
+		return neg_errno(); /* a full fd table is no lack of memfd */
 	if (fd < 0)
 		ion_heap_set_unavailable(heap, neg_errno(), "memfd_create: %m");
 	else
@@ -36,8 +39,10 @@ static int memfd_alloc(const struct ion_heap *heap, size_t len,
 {
 	(void)heap;
 	(void)flags;
-	return ion_memfd_create_sealed("libion", len, F_SEAL_SHRINK | F_SEAL_GROW,
-				       ret_fd);
+	/* F_SEAL_SEAL: a receiver cannot add F_SEAL_WRITE and take write
+	 * access away from the producer. */
+	return ion_memfd_create_sealed("libion", len,
+				       F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL, ret_fd);
 }
 
 const struct ion_backend ion_backend_memfd = {

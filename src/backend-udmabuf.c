@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <ion/ion.h>
 
@@ -38,7 +39,7 @@ static int kernel_maps(struct ion_ctx *ctx, bool *ret)
 	if (!path)
 		return -ENOMEM;
 	r = ion_sysfs_read(path, &release, NULL);
-	if (r == -ENOMEM)
+	if (ion_errno_transient(r))
 		return r;
 	*ret = r == 0 && sscanf(release, "%u.%u", &major, &minor) == 2 &&
 	       (major > 6 || (major == 6 && minor >= 2));
@@ -50,35 +51,55 @@ struct udmabuf_heap {
 	int fd;		/* /dev/udmabuf, O_RDWR|O_CLOEXEC, or -1 */
 };
 
+/* The module's size_limit_mb (64 by default): larger buffers it refuses. */
+static int size_limit(struct ion_ctx *ctx, uint64_t *ret)
+{
+	_cleanup_free_ char *path = ion_ctx_path(ctx, "/sys/module/udmabuf/parameters/size_limit_mb");
+	_cleanup_free_ char *text = NULL;
+	uint64_t mb = 64;
+	int r;
+
+	if (!path)
+		return -ENOMEM;
+	r = ion_sysfs_read(path, &text, NULL);
+	if (ion_errno_transient(r))
+		return r;
+	if (r == 0 && (ion_parse_u64(text, 10, &mb) < 0 || mb > (UINT64_MAX >> 20)))
+		mb = 64;
+	*ret = mb << 20;
+	return 0;
+}
+
 static int udmabuf_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 {
 	_cleanup_free_ char *node = ion_ctx_path(ctx, "/dev/udmabuf");
-	_cleanup_close_ int fd = -1;
 	struct ion_heap *heap;
+	struct stat st;
 	bool maps;
-	int error;
+	int r;
 
 	if (!node)
 		return -ENOMEM;
-	fd = open(node, O_RDWR | O_CLOEXEC);
-	error = fd < 0 ? neg_errno() : 0;
-	if (error == -ENOENT || error == -ENOTDIR)
-		return 0; /* no udmabuf here */
+	if (lstat(node, &st) < 0)
+		return ion_errno_transient(-errno) ? -errno : 0; /* no udmabuf here */
 	heap = ion_registry_add(reg, &ion_backend_udmabuf, "udmabuf",
 				sizeof(struct udmabuf_heap));
 	if (!heap)
 		return -ENOMEM;
+	heap_container(heap, struct udmabuf_heap)->fd = -1;
 	heap->type = ION_HEAP_TYPE_SYSTEM;
 	heap->props = ION_HEAP_PROP_CACHED;
-	if (kernel_maps(ctx, &maps) < 0)
-		return -ENOMEM;
+	heap->node = steal_ptr(&node);
+	r = kernel_maps(ctx, &maps);
+	if (r == 0)
+		r = size_limit(ctx, &heap->max_len);
+	if (r < 0)
+		return r;
 	if (maps)
 		heap->props |= ION_HEAP_PROP_KERNEL_MAP;
-	if (error)
-		ion_heap_set_unavailable(heap, error, "open %s: %s", node, strerror(-error));
-	heap_container(heap, struct udmabuf_heap)->fd = steal_fd(&fd);
-	heap->node = steal_ptr(&node);
-	return 0;
+	/* The misc device of that name, not any file that sits there. */
+	return ion_heap_open_node(ctx, heap, O_RDWR, "misc", "udmabuf",
+				  &heap_container(heap, struct udmabuf_heap)->fd);
 }
 
 static int udmabuf_alloc(const struct ion_heap *heap, size_t len,

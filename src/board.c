@@ -8,16 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dirent.h>
+
 #include "heaps-conf.h"
+#include "sysfs.h"
 #include "util.h"
 
 /* A compatible list is a few hundred bytes; anything far larger is not one. */
 #define BOARD_FILE_MAX (64 * 1024)
-
-static bool is_transient(int r)
-{
-	return r == -ENOMEM || r == -EMFILE || r == -ENFILE || r == -EINTR;
-}
 
 /*
  * sysroot + rel, read whole; *ret_text NULL when the file is missing or
@@ -32,7 +30,7 @@ static int read_under(const char *sysroot, const char *rel, char **ret_text,
 	if (asprintf(&path, "%s%s", sysroot, rel) < 0)
 		return -ENOMEM;
 	r = ion_read_file(path, BOARD_FILE_MAX, ret_text, ret_len);
-	if (r < 0 && is_transient(r))
+	if (r < 0 && ion_errno_transient(r))
 		return r;
 	if (r < 0) {
 		*ret_text = NULL;
@@ -54,34 +52,6 @@ static int read_dt(const char *sysroot, const char *name, char **ret_text,
 		return r;
 	snprintf(rel, sizeof(rel), "/sys/firmware/devicetree/base/%s", name);
 	return read_under(sysroot, rel, ret_text, ret_len);
-}
-
-/* A DT string list: NUL-separated, NUL-terminated; empty entries dropped. */
-static int split_nul_list(const char *text, size_t len, char ***ret)
-{
-	char **v;
-	size_t n = 0, i = 0;
-
-	for (size_t pos = 0; pos < len; pos += strlen(text + pos) + 1)
-		if (text[pos])
-			n++;
-	v = calloc(n + 1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (size_t pos = 0; pos < len; pos += strlen(text + pos) + 1) {
-		if (!text[pos])
-			continue;
-		v[i] = strndup(text + pos, len - pos);
-		if (!v[i]) {
-			while (i--)
-				free(v[i]);
-			free(v);
-			return -ENOMEM;
-		}
-		i++;
-	}
-	*ret = v;
-	return 0;
 }
 
 /* The first string of a file (DT model, DMI attribute), newline stripped;
@@ -109,9 +79,7 @@ void ion_board_facts_clear(struct ion_board_facts *facts)
 {
 	if (!facts)
 		return;
-	for (size_t i = 0; facts->compatible && facts->compatible[i]; i++)
-		free(facts->compatible[i]);
-	free(facts->compatible);
+	ion_strv_free(facts->compatible);
 	free(facts->model);
 	free(facts->dmi_vendor);
 	free(facts->dmi_product);
@@ -140,9 +108,11 @@ int ion_board_read(const char *sysroot, struct ion_board_facts *ret)
 	r = read_dt(sysroot, "compatible", &text, &len);
 	if (r < 0)
 		goto fail;
-	r = split_nul_list(text ? text : "", text ? len : 0, &f.compatible);
-	if (r < 0)
+	f.compatible = ion_split_nul_list(text ? text : "", text ? len : 0);
+	if (!f.compatible) {
+		r = -ENOMEM;
 		goto fail;
+	}
 	free(steal_ptr(&text));
 
 	r = read_dt(sysroot, "model", &text, &len);
@@ -165,4 +135,174 @@ int ion_board_read(const char *sysroot, struct ion_board_facts *ret)
 fail:
 	ion_board_facts_clear(&f);
 	return r;
+}
+
+/* ---- where memory ends ---- */
+
+static uint64_t be_cells(const unsigned char *p, unsigned int cells)
+{
+	uint64_t v = 0;
+
+	for (unsigned int i = 0; i < cells; i++, p += 4)
+		v = v << 32 | (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 |
+		    (uint64_t)p[2] << 8 | p[3];
+	return v;
+}
+
+static int dt_cells(const char *sysroot, const char *name, unsigned int dflt,
+		    unsigned int *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r = read_dt(sysroot, name, &text, &len);
+
+	if (r < 0)
+		return r;
+	*ret = text && len == 4 ? (unsigned int)be_cells((unsigned char *)text, 1) : dflt;
+	if (*ret < 1 || *ret > 2)
+		*ret = dflt;
+	return 0;
+}
+
+/* The device tree's memory nodes: the highest end of their reg ranges. */
+static int dt_memory_end(const char *sysroot, uint64_t *end)
+{
+	_cleanup_free_ char *dir = NULL;
+	unsigned int ac, sc;
+	struct dirent **names;
+	int n, r;
+
+	r = dt_cells(sysroot, "#address-cells", 2, &ac);
+	if (r == 0)
+		r = dt_cells(sysroot, "#size-cells", 1, &sc);
+	if (r < 0)
+		return r;
+	if (asprintf(&dir, "%s/proc/device-tree", sysroot) < 0)
+		return -ENOMEM;
+	n = scandir(dir, &names, NULL, alphasort);
+	if (n < 0)
+		return ion_errno_transient(-errno) ? -errno : 0;
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *reg = NULL, *rel = NULL;
+		size_t len = 0;
+
+		if (r == 0 && strncmp(names[i]->d_name, "memory", 6) == 0 &&
+		    (names[i]->d_name[6] == '\0' || names[i]->d_name[6] == '@')) {
+			if (asprintf(&rel, "%s/reg", names[i]->d_name) < 0)
+				r = -ENOMEM;
+			else
+				r = read_dt(sysroot, rel, &reg, &len);
+			for (size_t off = 0; r == 0 && reg && off + 4 * (ac + sc) <= len;
+			     off += 4 * (ac + sc)) {
+				uint64_t base = be_cells((unsigned char *)reg + off, ac);
+				uint64_t size = be_cells((unsigned char *)reg + off + 4 * ac, sc);
+
+				if (size && base + size > *end)
+					*end = base + size;
+			}
+		}
+		free(names[i]);
+	}
+	free(names);
+	return r;
+}
+
+/* x86: the firmware's map, readable without root. */
+static int memmap_end(const char *sysroot, uint64_t *end)
+{
+	_cleanup_free_ char *path = NULL;
+	_cleanup_close_ int dir = -1;
+	struct dirent **names;
+	int n;
+
+	if (asprintf(&path, "%s/sys/firmware/memmap", sysroot) < 0)
+		return -ENOMEM;
+	dir = ion_sysfs_open_dir(AT_FDCWD, path);
+	if (dir < 0)
+		return ion_errno_transient(dir) ? dir : 0;
+	n = scandir(path, &names, NULL, NULL);
+	for (int i = 0; i < n; i++) {
+		_cleanup_free_ char *type = NULL, *last = NULL;
+		_cleanup_close_ int entry = -1;
+		uint64_t e;
+
+		if (names[i]->d_name[0] != '.' &&
+		    (entry = ion_sysfs_open_dir(dir, names[i]->d_name)) >= 0 &&
+		    ion_sysfs_read_at(entry, "type", &type, NULL) == 0 &&
+		    strcmp(type, "System RAM") == 0 &&
+		    ion_sysfs_read_at(entry, "end", &last, NULL) == 0 &&
+		    ion_parse_u64(last, 16, &e) == 0 && e + 1 > *end)
+			*end = e + 1;
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	return 0;
+}
+
+/* Memory hotplug's blocks: memoryN, each block_size_bytes long. */
+static int memory_blocks_end(const char *sysroot, uint64_t *end)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	_cleanup_close_ int dir = -1;
+	struct dirent **names;
+	uint64_t block, top = 0;
+	int n;
+
+	if (asprintf(&path, "%s/sys/devices/system/memory", sysroot) < 0)
+		return -ENOMEM;
+	dir = ion_sysfs_open_dir(AT_FDCWD, path);
+	if (dir < 0)
+		return ion_errno_transient(dir) ? dir : 0;
+	if (ion_sysfs_read_at(dir, "block_size_bytes", &text, NULL) < 0 ||
+	    ion_parse_u64(text, 16, &block) < 0 || !block)
+		return 0;
+	n = scandir(path, &names, NULL, NULL);
+	for (int i = 0; i < n; i++) {
+		uint64_t index;
+
+		if (strncmp(names[i]->d_name, "memory", 6) == 0 &&
+		    ion_parse_u64(names[i]->d_name + 6, 10, &index) == 0 && index + 1 > top)
+			top = index + 1;
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	if (top && top * block > *end)
+		*end = top * block;
+	return 0;
+}
+
+int ion_board_read_memory(const char *sysroot, struct ion_board_memory *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	struct ion_board_memory m = { 0 };
+	size_t len;
+	int r;
+
+	if (!sysroot || strcmp(sysroot, "/") == 0)
+		sysroot = "";
+	/* Where memory ends, not how much there is: RAM on many SoCs starts
+	 * at 2 GiB, and some put part of it above 4 GiB. */
+	r = dt_memory_end(sysroot, &m.end);
+	if (r == 0 && !m.end)
+		r = memmap_end(sysroot, &m.end);
+	if (r == 0 && !m.end)
+		r = memory_blocks_end(sysroot, &m.end);
+	if (r == 0)
+		r = read_under(sysroot, "/proc/meminfo", &text, &len);
+	if (r < 0)
+		return r;
+	if (text) {
+		const char *total = strstr(text, "MemTotal:");
+		const char *cma = strstr(text, "CmaTotal:");
+		unsigned long long kib;
+
+		if (total && sscanf(total, "MemTotal: %llu kB", &kib) == 1 && kib < (1ULL << 53))
+			m.total = (uint64_t)kib << 10;
+		if (cma && sscanf(cma, "CmaTotal: %llu kB", &kib) == 1 && kib < (1ULL << 53))
+			m.cma_total = (uint64_t)kib << 10;
+	}
+	*ret = m;
+	return 0;
 }

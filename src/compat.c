@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -17,19 +18,68 @@
 #include <ion/ion.h>
 
 #include "context.h"
+#include "sysfs.h"
 
-#define DMA_BUF_MAGIC 0x444d4142 /* "DMAB", include/uapi/linux/magic.h */
 
 struct client {
 	int *handles;	/* handle h is handles[h - 1]: a buffer fd, or -1 */
 	unsigned int n_handles;
+	/* The file behind the client fd: a number reused by another file
+	 * after a plain close() is no client of ours. */
+	dev_t dev, rdev;
+	ino_t ino;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* fork() waits for the lock, so that the child never inherits it held. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_done(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
+/* The lock, with cancellation off while it is held: a cancelled thread
+ * must not leave it locked. */
+static void lock_clients(int *state)
+{
+	pthread_once(&fork_once, register_fork_handlers);
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, state);
+	pthread_mutex_lock(&lock);
+}
+
+static void unlock_clients(int state)
+{
+	pthread_mutex_unlock(&lock);
+	pthread_setcancelstate(state, NULL);
+}
 static struct ion_ctx *shared_ctx;
 static struct client **clients; /* indexed by client fd */
 static unsigned int n_clients;	/* size of the clients array */
 static unsigned int open_clients;
+
+static void client_free(struct client *c);
+
+/* 1 when fd still is the client's file, 0 when not (closed, or another
+ * file now), or fstat()'s error. */
+static int same_file(const struct client *c, int fd)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return errno == EBADF ? 0 : neg_errno();
+	return st.st_dev == c->dev && st.st_ino == c->ino && st.st_rdev == c->rdev;
+}
 
 /* Called with the lock held. */
 static int lookup(int fd, struct client **ret)
@@ -37,8 +87,19 @@ static int lookup(int fd, struct client **ret)
 	if (fd < 0)
 		return -EBADF;
 	if ((unsigned int)fd < n_clients && clients[fd]) {
-		*ret = clients[fd];
-		return 0;
+		int same = same_file(clients[fd], fd);
+
+		if (same < 0)
+			return same;
+		if (same) {
+			*ret = clients[fd];
+			return 0;
+		}
+		/* Closed with close(), and the number now names another file:
+		 * the client is gone, and so are the buffers it held. */
+		client_free(clients[fd]);
+		clients[fd] = NULL;
+		open_clients--;
 	}
 	/* Not ours: an fd that is open answers like a non-ION ioctl would. */
 	return fcntl(fd, F_GETFD) < 0 ? -EBADF : -ENOTTY;
@@ -48,11 +109,11 @@ static int lookup(int fd, struct client **ret)
 static int client_check(int fd)
 {
 	struct client *c;
-	int r;
+	int r, state;
 
-	pthread_mutex_lock(&lock);
+	lock_clients(&state);
 	r = lookup(fd, &c);
-	pthread_mutex_unlock(&lock);
+	unlock_clients(state);
 	return r;
 }
 
@@ -61,18 +122,21 @@ static struct ion_ctx *client_ctx(int fd, int *err)
 {
 	struct client *c;
 	struct ion_ctx *ctx = NULL;
+	int state;
 
-	pthread_mutex_lock(&lock);
+	lock_clients(&state);
 	*err = lookup(fd, &c);
 	if (*err == 0)
 		ctx = ion_ctx_ref(shared_ctx);
-	pthread_mutex_unlock(&lock);
+	unlock_clients(state);
 	return ctx;
 }
 
 static int open_client_fd(void)
 {
-	int fd = open("/dev/ion", O_RDONLY | O_CLOEXEC);
+	const char *why = NULL;
+	/* ION's misc device, never a FIFO or a file in its place. */
+	int fd = ion_open_device_node("", "/dev/ion", O_RDONLY, "misc", "ion", &why);
 
 	/* Where there is no ION (or no access to it), any fd identifies the
 	 * client: an empty memfd is cheap and shows its name in /proc. */
@@ -97,7 +161,8 @@ ION_EXPORT int ion_open(void)
 {
 	struct client *c, *stale;
 	struct ion_ctx *ctx = NULL;
-	int fd, r = 0;
+	struct stat st;
+	int fd, r = 0, state;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -107,7 +172,16 @@ ION_EXPORT int ion_open(void)
 		free(c);
 		return fd;
 	}
-	pthread_mutex_lock(&lock);
+	if (fstat(fd, &st) < 0) {
+		r = neg_errno();
+		close(fd);
+		free(c);
+		return r;
+	}
+	c->dev = st.st_dev;
+	c->ino = st.st_ino;
+	c->rdev = st.st_rdev;
+	lock_clients(&state);
 	if (!shared_ctx) {
 		r = ion_ctx_new(NULL, &ctx);
 		if (r < 0)
@@ -132,13 +206,13 @@ ION_EXPORT int ion_open(void)
 	clients[fd] = c;
 	if (!stale)
 		open_clients++;
-	pthread_mutex_unlock(&lock);
+	unlock_clients(state);
 	client_free(stale);
 	return fd;
 fail:
 	if (!open_clients)
 		shared_ctx = ion_ctx_unref(shared_ctx);
-	pthread_mutex_unlock(&lock);
+	unlock_clients(state);
 	close(fd);
 	free(c);
 	return r;
@@ -148,9 +222,9 @@ ION_EXPORT int ion_close(int fd)
 {
 	struct client *c = NULL;
 	struct ion_ctx *last = NULL;
-	int r;
+	int r, state;
 
-	pthread_mutex_lock(&lock);
+	lock_clients(&state);
 	r = lookup(fd, &c);
 	if (r == 0) {
 		clients[fd] = NULL;
@@ -162,7 +236,7 @@ ION_EXPORT int ion_close(int fd)
 			n_clients = 0;
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_clients(state);
 	if (r == -EBADF)
 		return r;
 	/* Not a client of ours (-ENOTTY): Android's ion_close() is close(). */
@@ -217,9 +291,9 @@ ION_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align,
 static int handle_add(int fd, int buf_fd, ion_user_handle_t *ret)
 {
 	struct client *c;
-	int r;
+	int r, state;
 
-	pthread_mutex_lock(&lock);
+	lock_clients(&state);
 	r = lookup(fd, &c);
 	if (r < 0)
 		goto out;
@@ -238,7 +312,7 @@ static int handle_add(int fd, int buf_fd, ion_user_handle_t *ret)
 	c->handles[c->n_handles++] = buf_fd;
 	*ret = (ion_user_handle_t)c->n_handles;
 out:
-	pthread_mutex_unlock(&lock);
+	unlock_clients(state);
 	return r;
 }
 
@@ -255,9 +329,9 @@ static int *handle_slot(struct client *c, ion_user_handle_t handle)
 static int handle_dup(int fd, ion_user_handle_t handle, int *ret_fd)
 {
 	struct client *c;
-	int *slot, r;
+	int *slot, r, state;
 
-	pthread_mutex_lock(&lock);
+	lock_clients(&state);
 	r = lookup(fd, &c);
 	if (r == 0 && !(slot = handle_slot(c, handle)))
 		r = -EINVAL;
@@ -270,7 +344,7 @@ static int handle_dup(int fd, ion_user_handle_t handle, int *ret_fd)
 			r = neg_errno();
 		}
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_clients(state);
 	return r;
 }
 
@@ -297,9 +371,9 @@ ION_EXPORT int ion_alloc(int fd, size_t len, size_t align,
 ION_EXPORT int ion_free(int fd, ion_user_handle_t handle)
 {
 	struct client *c;
-	int *slot, buf_fd = -1, r;
+	int *slot, buf_fd = -1, r, state;
 
-	pthread_mutex_lock(&lock);
+	lock_clients(&state);
 	r = lookup(fd, &c);
 	if (r == 0 && !(slot = handle_slot(c, handle)))
 		r = -EINVAL;
@@ -307,7 +381,7 @@ ION_EXPORT int ion_free(int fd, ion_user_handle_t handle)
 		buf_fd = *slot;
 		*slot = -1;
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_clients(state);
 	if (buf_fd >= 0)
 		close(buf_fd);
 	return r;
@@ -324,9 +398,34 @@ ION_EXPORT int ion_share(int fd, ion_user_handle_t handle, int *share_fd)
 	return handle_dup(fd, handle, share_fd);
 }
 
-ION_EXPORT int ion_map(int fd, ion_user_handle_t handle, size_t length,
-		       int prot, int flags, off_t offset, unsigned char **ptr,
-		       int *map_fd)
+/*
+ * GEM buffers of the shmem helpers (vgem, vkms, virtio-gpu, ...) map the
+ * wrong pages at a nonzero offset: drm_gem_shmem_fault() counts pages from
+ * the start of the mapping (Linux 5.10 to at least 6.8).  Their exporters
+ * are "drm" (the generic PRIME export) and "virtio_gpu"; a mapping at an
+ * offset of theirs is refused rather than given the wrong data.  Where
+ * the kernel cannot say (no fdinfo before 5.3), the mapping goes ahead.
+ */
+static bool ignores_mmap_offset(int buf_fd)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[40];
+	const char *exp;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", buf_fd);
+	if (ion_read_file(path, 4096, &text, &(size_t){ 0 }) < 0)
+		return false;
+	exp = strstr(text, "\nexp_name:");
+	if (!exp)
+		return false;
+	exp += strlen("\nexp_name:");
+	exp += strspn(exp, " \t");
+	return strncmp(exp, "drm\n", 4) == 0 || strncmp(exp, "virtio_gpu\n", 11) == 0;
+}
+
+ION_EXPORT int ion_map64(int fd, ion_user_handle_t handle, size_t length,
+			 int prot, int flags, long long offset, unsigned char **ptr,
+			 int *map_fd)
 {
 	size_t size;
 	int buf_fd, r;
@@ -345,6 +444,8 @@ ION_EXPORT int ion_map(int fd, ion_user_handle_t handle, size_t length,
 	r = ion_fd_get_size(buf_fd, &size);
 	if (r == 0 && ((uint64_t)offset > size || length > size - (uint64_t)offset))
 		r = -EINVAL;
+	if (r == 0 && offset && ignores_mmap_offset(buf_fd))
+		r = -EINVAL;
 	if (r < 0) {
 		close(buf_fd);
 		return r;
@@ -361,28 +462,46 @@ ION_EXPORT int ion_map(int fd, ion_user_handle_t handle, size_t length,
 }
 
 /*
- * dma-bufs from any exporter, and memfds: what a heap of ours can hand
- * out.  Before Linux 5.3 a dma-buf was an anonymous inode, known only by
- * its name.
+ * ion_map with the off_t of a caller built without _FILE_OFFSET_BITS=64:
+ * a long.  On 64-bit machines that is ion_map64 itself; on 32-bit ones
+ * the symbol ion_map is this, and <ion/ion.h> sends callers with a 64-bit
+ * off_t to ion_map64, the way glibc does for its own calls.
+ */
+#if defined(__LP64__) || defined(_LP64)
+ION_EXPORT int ion_map(int fd, ion_user_handle_t handle, size_t length, int prot,
+		       int flags, off_t offset, unsigned char **ptr, int *map_fd)
+{
+	return ion_map64(fd, handle, length, prot, flags, offset, ptr, map_fd);
+}
+#else
+ION_EXPORT int ion_map_off32(int fd, ion_user_handle_t handle, size_t length,
+			     int prot, int flags, long offset, unsigned char **ptr,
+			     int *map_fd) __asm__("ion_map");
+ION_EXPORT int ion_map_off32(int fd, ion_user_handle_t handle, size_t length,
+			     int prot, int flags, long offset, unsigned char **ptr,
+			     int *map_fd)
+{
+	return ion_map64(fd, handle, length, prot, flags, offset, ptr, map_fd);
+}
+#endif
+
+/*
+ * dma-bufs from any exporter, and memfds that cannot shrink: what a heap
+ * of ours can hand out.  A memfd its sender could shrink after ion_map()
+ * checked its size would SIGBUS the importer.
  */
 static int check_importable(int buf_fd)
 {
-	char path[32], target[32];
-	struct statfs sfs;
-	ssize_t n;
+	int kind = ion_fd_kind(buf_fd), seals;
 
-	if (fstatfs(buf_fd, &sfs) < 0)
-		return neg_errno();
-	if (sfs.f_type == DMA_BUF_MAGIC || ion_fd_is_memfd(buf_fd))
+	if (kind < 0)
+		return kind;
+	if (kind == ION_FD_DMABUF)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", buf_fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n > 0) {
-		target[n] = '\0';
-		if (strcmp(target, "anon_inode:dmabuf") == 0)
-			return 0;
-	}
-	return -EINVAL;
+	if (kind != ION_FD_MEMFD)
+		return -EINVAL;
+	seals = fcntl(buf_fd, F_GET_SEALS);
+	return seals >= 0 && (seals & F_SEAL_SHRINK) ? 0 : -EINVAL;
 }
 
 ION_EXPORT int ion_import(int fd, int share_fd, ion_user_handle_t *handle)
@@ -421,7 +540,13 @@ ION_EXPORT int ion_sync_fd(int fd, int handle_fd)
 	return r;
 }
 
-/* The heaps Android code can reach: the available ones with an id. */
+/*
+ * The heaps Android code can reach: the available ones with an id.  A
+ * heap's type is its type's id when it has that id; the others (ids 16
+ * up) are reported as ION_HEAP_TYPE_CUSTOM, so that a heap reported with
+ * a type below CUSTOM always answers that type's mask, as Android's own
+ * checks expect.
+ */
 static int for_each_compat_heap(struct ion_ctx *ctx, struct ion_heap_data *out,
 				int max)
 {
@@ -429,17 +554,19 @@ static int for_each_compat_heap(struct ion_ctx *ctx, struct ion_heap_data *out,
 
 	for (int i = 0; i < n && (!out || found < max); i++) {
 		const struct ion_heap *h;
+		int id;
 
 		if (ion_ctx_get_heap(ctx, (unsigned int)i, &h) < 0 ||
-		    ion_heap_get_id(h) < 0)
+		    (id = ion_heap_get_id(h)) < 0)
 			continue;
 		if (out) {
 			struct ion_heap_data *d = &out[found];
 
 			memset(d, 0, sizeof(*d));
 			strncpy(d->name, ion_heap_get_name(h), sizeof(d->name) - 1);
-			d->type = ion_heap_get_type(h);
-			d->heap_id = (unsigned int)ion_heap_get_id(h);
+			d->type = ion_heap_get_type(h) == (unsigned int)id ? (unsigned int)id
+									 : ION_HEAP_TYPE_CUSTOM;
+			d->heap_id = (unsigned int)id;
 		}
 		found++;
 	}
@@ -462,16 +589,45 @@ ION_EXPORT int ion_query_heap_cnt(int fd, int *cnt)
 	return 0;
 }
 
+/*
+ * As the kernel's ION_IOC_HEAP_QUERY, which Android's call is: a NULL
+ * buffer asks for the count, which the call then drops (0); cnt <= 0 with
+ * a buffer is -EINVAL; a bad buffer is -EFAULT.
+ */
 ION_EXPORT int ion_query_get_heaps(int fd, int cnt, void *buffers)
 {
+	struct ion_heap_data heaps[ION_NUM_HEAP_IDS];
 	struct ion_ctx *ctx;
 	int r;
 
 	ctx = client_ctx(fd, &r);
 	if (!ctx)
 		return r;
-	r = (cnt <= 0 || !buffers) ? -EINVAL
-				   : for_each_compat_heap(ctx, buffers, cnt);
+	if (!buffers)
+		r = 0;
+	else if (cnt <= 0)
+		r = -EINVAL;
+	else
+		r = for_each_compat_heap(ctx, heaps, cnt < (int)ION_NUM_HEAP_IDS ? cnt
+									   : (int)ION_NUM_HEAP_IDS);
 	ion_ctx_unref(ctx);
+	if (r > 0)
+		r = ion_copy_out(buffers, heaps, (size_t)r * sizeof(heaps[0]));
 	return r < 0 ? r : 0;
+}
+
+/* ION_IOC_ABI_VERSION: Android's GKI ION (5.4+) only. */
+#define ION_IOC_ABI_VERSION _IOR('I', 9, uint32_t)
+#define ION_ABI_VERSION_MODULAR_HEAPS 2
+
+ION_EXPORT int ion_is_using_modular_heaps(int fd)
+{
+	uint32_t version = 0;
+	int r = client_check(fd);
+
+	if (r < 0)
+		return r;
+	/* A memfd client (no /dev/ion) answers ENOTTY like mainline ION. */
+	return ion_ioctl_retry(fd, ION_IOC_ABI_VERSION, &version) == 0 &&
+	       version >= ION_ABI_VERSION_MODULAR_HEAPS;
 }

@@ -59,6 +59,50 @@ static int log_priority_from_env(void)
 	return LOG_ERR;
 }
 
+/*
+ * Every context's lock is taken under this one, read-locked; fork()
+ * write-locks it, so that it waits for every holder to finish and the
+ * child never inherits a lock some other thread held.
+ */
+static pthread_rwlock_t fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+	pthread_rwlock_wrlock(&fork_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_rwlock_unlock(&fork_lock);
+}
+
+/* The child's thread is not the one that locked it (glibc keys a write
+ * lock by thread id): a new lock, which no one holds. */
+static void fork_child(void)
+{
+	pthread_rwlock_init(&fork_lock, NULL);
+}
+
+static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void ion_ctx_lock(struct ion_ctx *ctx, int *state)
+{
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, state);
+	pthread_rwlock_rdlock(&fork_lock);
+	pthread_mutex_lock(&ctx->discover_lock);
+}
+
+void ion_ctx_unlock(struct ion_ctx *ctx, int state)
+{
+	pthread_mutex_unlock(&ctx->discover_lock);
+	pthread_rwlock_unlock(&fork_lock);
+	pthread_setcancelstate(state, NULL);
+}
+
 ION_EXPORT int ion_ctx_new(const char *sysroot, struct ion_ctx **ret_ctx)
 {
 	struct ion_ctx *ctx;
@@ -67,6 +111,7 @@ ION_EXPORT int ion_ctx_new(const char *sysroot, struct ion_ctx **ret_ctx)
 		return -EINVAL;
 	if (sysroot && sysroot[0] != '/')
 		return -EINVAL;
+	pthread_once(&fork_once, register_fork_handlers);
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
@@ -79,6 +124,7 @@ ION_EXPORT int ion_ctx_new(const char *sysroot, struct ion_ctx **ret_ctx)
 	atomic_init(&ctx->refcount, 1);
 	atomic_init(&ctx->registry, NULL);
 	pthread_mutex_init(&ctx->discover_lock, NULL);
+	ion_pools_init(&ctx->pools);
 	ctx->log_fn = log_stderr;
 	ctx->log_priority = log_priority_from_env();
 	*ret_ctx = ctx;
@@ -100,6 +146,8 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 	if (atomic_fetch_sub_explicit(&ctx->refcount, 1,
 				      memory_order_acq_rel) != 1)
 		return NULL;
+	/* The pools first: the heap pools allocate from the registry's heaps. */
+	ion_pools_fini(&ctx->pools);
 	ion_registry_free(atomic_load_explicit(&ctx->registry, memory_order_acquire));
 	pthread_mutex_destroy(&ctx->discover_lock);
 	free(ctx->heaps_path);
@@ -111,20 +159,20 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 ION_EXPORT int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path)
 {
 	char *copy = NULL;
-	int r = 0;
+	int r = 0, state;
 
 	if (!ctx)
 		return -EINVAL;
 	if (path && !(copy = strdup(path)))
 		return -ENOMEM;
-	pthread_mutex_lock(&ctx->discover_lock);
+	ion_ctx_lock(ctx, &state);
 	if (atomic_load_explicit(&ctx->registry, memory_order_relaxed)) {
 		r = -EBUSY;
 	} else {
 		free(ctx->heaps_path);
 		ctx->heaps_path = steal_ptr(&copy);
 	}
-	pthread_mutex_unlock(&ctx->discover_lock);
+	ion_ctx_unlock(ctx, state);
 	free(copy);
 	return r;
 }

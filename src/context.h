@@ -9,6 +9,7 @@
 
 #include <ion/libion.h>
 
+#include "pool.h"
 #include "util.h"
 
 /* Marks the definition of a public call (the build hides everything else). */
@@ -28,6 +29,8 @@ struct ion_ctx {
 	pthread_mutex_t discover_lock;
 	/* NULL until discovery succeeds; immutable once set. */
 	_Atomic(struct ion_registry *) registry;
+
+	struct ion_pools pools;	/* mutable, with locks of their own */
 };
 
 void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
@@ -44,6 +47,15 @@ void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
 #define ion_dbg(ctx, ...) ion_log_cond(ctx, LOG_DEBUG, __VA_ARGS__)
 #define ion_info(ctx, ...) ion_log_cond(ctx, LOG_INFO, __VA_ARGS__)
 #define ion_err(ctx, ...) ion_log_cond(ctx, LOG_ERR, __VA_ARGS__)
+
+/*
+ * The context's lock, taken so that neither cancellation nor fork() can
+ * leave it held: cancellation is off while it is held, and fork() waits
+ * (a pthread_atfork handler) until no context's lock is held.  *state
+ * keeps the caller's cancel state for the unlock.
+ */
+void ion_ctx_lock(struct ion_ctx *ctx, int *state);
+void ion_ctx_unlock(struct ion_ctx *ctx, int state);
 
 /* sysroot + path, malloc'ed; NULL on ENOMEM. */
 char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);

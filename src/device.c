@@ -37,6 +37,7 @@
 #include "device.h"
 #include "registry.h"
 #include "sysfs.h"
+#include "uapi/drm.h"
 #include "uapi/videodev2.h"
 
 /* The device keys, in the order the tools show them. */
@@ -92,8 +93,9 @@ static void device_free(struct ion_device *dev)
 	free(dev->constraint.own_heap);
 	ion_conf_props_clear(&dev->constraint.props);
 	ion_attrs_clear(&dev->facts);
-	ion_attrs_clear(&dev->view);
-	pthread_mutex_destroy(&dev->view_lock);
+	if (atomic_load_explicit(&dev->view, memory_order_acquire))
+		ion_attrs_clear(atomic_load_explicit(&dev->view, memory_order_acquire));
+	free(atomic_load_explicit(&dev->view, memory_order_acquire));
 	ion_strv_free(dev->strings);
 	free(dev);
 }
@@ -265,6 +267,64 @@ static int read_v4l2_card(struct ion_ctx *ctx, struct ion_device *dev)
 	return dev->v4l2_card ? 0 : -ENOMEM;
 }
 
+/* The GEM heap of the DRM device at parent, if discovery found one. */
+static const struct ion_heap *own_gem_heap(const struct ion_registry *reg,
+					   const char *parent)
+{
+	for (unsigned int i = 0; parent && i < reg->n_heaps; i++) {
+		const struct ion_heap *h = reg->heaps[i];
+
+		if (h->sysfs_device && strcmp(h->sysfs_device, parent) == 0)
+			return h;
+	}
+	return NULL;
+}
+
+/*
+ * DRM_IOCTL_VERSION's name.  GEM discovery asked it of a device with
+ * dumb buffers; a render-only GPU (v3d, panfrost, etnaviv) is asked here
+ * through its render node, which makes no one DRM master.  The kernel
+ * driver's name stands in where neither can be asked.
+ */
+static int read_drm_driver(struct ion_ctx *ctx, const struct ion_registry *reg,
+			   struct ion_device *dev)
+{
+	const struct ion_heap *own = own_gem_heap(reg, dev->parent);
+	_cleanup_free_ char *drm_dir = NULL;
+	struct dirent **names;
+	int n;
+
+	/* A GEM heap that could not learn the name carries its node's. */
+	if (own && strcmp(own->kernel_name, own->name) != 0)
+		return (dev->drm_driver = strdup(own->kernel_name)) ? 0 : -ENOMEM;
+	if (dev->parent && asprintf(&drm_dir, "%s%s/drm", ctx->sysroot, dev->parent) < 0)
+		return -ENOMEM;
+	n = drm_dir ? scandir(drm_dir, &names, NULL, alphasort) : -1;
+	for (int i = 0; i < n; i++) {
+		char node[64], name[64] = "";
+		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+		_cleanup_free_ char *path = NULL;
+		const char *why;
+		int fd;
+
+		if (!dev->drm_driver && strncmp(names[i]->d_name, "renderD", 7) == 0 &&
+		    snprintf(node, sizeof(node), "/dev/dri/%s", names[i]->d_name) > 0 &&
+		    (path = ion_ctx_path(ctx, node))) {
+			fd = ion_open_device_node(ctx->sysroot, path, O_RDWR, "drm", NULL, &why);
+			if (fd >= 0 && ion_ioctl_retry(fd, DRM_IOCTL_VERSION, &v) == 0 && name[0])
+				dev->drm_driver = strndup(name, v.name_len < sizeof(name) ? v.name_len
+											: sizeof(name) - 1);
+			closep(&fd);
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	if (!dev->drm_driver && dev->driver && !(dev->drm_driver = strdup(dev->driver)))
+		return -ENOMEM;
+	return 0;
+}
+
 #if HAVE_LIBUDEV
 static int copy_udev_properties(struct udev_device *ud, char ***ret)
 {
@@ -323,19 +383,6 @@ static int read_udev(struct ion_ctx *ctx, struct ion_device *dev)
 }
 #endif
 
-/* The GEM heap of the DRM device at parent, if discovery found one. */
-static const struct ion_heap *own_gem_heap(const struct ion_registry *reg,
-					   const char *parent)
-{
-	for (unsigned int i = 0; parent && i < reg->n_heaps; i++) {
-		const struct ion_heap *h = reg->heaps[i];
-
-		if (h->sysfs_device && strcmp(h->sysfs_device, parent) == 0)
-			return h;
-	}
-	return NULL;
-}
-
 static int read_facts(struct ion_ctx *ctx, const struct ion_registry *reg,
 		      struct ion_device *dev, struct dirs *d)
 {
@@ -388,13 +435,9 @@ static int read_facts(struct ion_ctx *ctx, const struct ion_registry *reg,
 			return -ENOMEM;
 	}
 	if (dev->subsystem && strcmp(dev->subsystem, "drm") == 0) {
-		const struct ion_heap *own = own_gem_heap(reg, dev->parent);
-
-		/* DRM_IOCTL_VERSION's name, which GEM discovery asked. */
-		if (own && !(dev->drm_driver = strdup(own->kernel_name)))
-			return -ENOMEM;
-		if (!own && dev->driver && !(dev->drm_driver = strdup(dev->driver)))
-			return -ENOMEM;
+		r = read_drm_driver(ctx, reg, dev);
+		if (r < 0)
+			return r;
 	}
 	if (dev->subsystem && strcmp(dev->subsystem, "video4linux") == 0) {
 		r = read_v4l2_card(ctx, dev);
@@ -631,7 +674,7 @@ static void fill_unset(struct ion_conf_props *to, struct ion_conf_props *from)
 	}
 }
 
-static int build_view(struct ion_device *dev)
+static int build_view(const struct ion_device *dev, struct ion_attrs *view)
 {
 	const struct ion_constraint *c = &dev->constraint;
 	int r = 0;
@@ -646,17 +689,17 @@ static int build_view(struct ion_device *dev)
 		if (!value)
 			return -ENOMEM;
 		if (f->src.line)
-			r = ion_attrs_add(&dev->view, ion_conf_key_name(device_keys[i]), value,
+			r = ion_attrs_add(view, ion_conf_key_name(device_keys[i]), value,
 					  "%s:%u", f->src.file, f->src.line);
 		else
-			r = ion_attrs_add(&dev->view, ion_conf_key_name(device_keys[i]), value,
+			r = ion_attrs_add(view, ion_conf_key_name(device_keys[i]), value,
 					  "%s", f->src.file ? f->src.file : "?");
 	}
 	if (r == 0 && c->own_heap)
-		r = ion_attrs_add(&dev->view, "OwnHeap", c->own_heap,
+		r = ion_attrs_add(view, "OwnHeap", c->own_heap,
 				  "derived: a DRM device's own dumb buffers always fit it");
 	if (r == 0 && c->prefer_uncached)
-		r = ion_attrs_add(&dev->view, "PreferUncached", "yes", "%s",
+		r = ion_attrs_add(view, "PreferUncached", "yes", "%s",
 				  c->prefer_uncached_src.file);
 	return r;
 }
@@ -704,12 +747,10 @@ static struct ion_device *device_new(const char *name)
 	if (!dev)
 		return NULL;
 	atomic_init(&dev->refcount, 1);
-	atomic_init(&dev->viewed, false);
-	pthread_mutex_init(&dev->view_lock, NULL);
+	atomic_init(&dev->view, NULL);
 	dev->name = strdup(name);
 	dev->constraint.device = dev->name;
 	if (!dev->name) {
-		pthread_mutex_destroy(&dev->view_lock);
 		free(dev);
 		return NULL;
 	}
@@ -1058,34 +1099,38 @@ ION_EXPORT const char *ion_device_get_driver(const struct ion_device *dev)
 	return dev ? (dev->drm_driver ? dev->drm_driver : dev->driver) : NULL;
 }
 
-/* Words the constraint once; 0 or -ENOMEM (then again next time). */
-static int ensure_view(const struct ion_device *device)
+/* The constraint worded, on first use; NULL on ENOMEM (then again next
+ * time).  Two threads may both word it: one result stays. */
+static const struct ion_attrs *get_view(const struct ion_device *device)
 {
 	struct ion_device *dev = (struct ion_device *)device;
-	int r = 0;
+	struct ion_attrs *view = atomic_load_explicit(&dev->view, memory_order_acquire);
+	struct ion_attrs *expected = NULL;
+	int r;
 
-	if (atomic_load_explicit(&dev->viewed, memory_order_acquire))
-		return 0;
-	pthread_mutex_lock(&dev->view_lock);
-	if (!atomic_load_explicit(&dev->viewed, memory_order_relaxed)) {
-		r = build_view(dev);
-		if (r < 0)
-			ion_attrs_clear(&dev->view);
-		else
-			atomic_store_explicit(&dev->viewed, true, memory_order_release);
+	if (view)
+		return view;
+	view = calloc(1, sizeof(*view));
+	r = view ? build_view(dev, view) : -ENOMEM;
+	if (r < 0 || !atomic_compare_exchange_strong_explicit(&dev->view, &expected, view,
+							      memory_order_acq_rel,
+							      memory_order_acquire)) {
+		if (view)
+			ion_attrs_clear(view);
+		free(view);
+		return r < 0 ? NULL : expected;
 	}
-	pthread_mutex_unlock(&dev->view_lock);
-	return r;
+	return view;
 }
 
 ION_EXPORT int ion_device_get_constraint_count(const struct ion_device *dev)
 {
-	int r;
+	const struct ion_attrs *view;
 
 	if (!dev)
 		return -EINVAL;
-	r = ensure_view(dev);
-	return r < 0 ? r : (int)dev->view.n;
+	view = get_view(dev);
+	return view ? (int)view->n : -ENOMEM;
 }
 
 ION_EXPORT int ion_device_get_constraint(const struct ion_device *dev,
@@ -1093,9 +1138,12 @@ ION_EXPORT int ion_device_get_constraint(const struct ion_device *dev,
 					 const char **ret_value,
 					 const char **ret_source)
 {
-	int r = dev ? ensure_view(dev) : -EINVAL;
+	const struct ion_attrs *view;
 
-	return r < 0 ? r : ion_attrs_get(&dev->view, index, ret_key, ret_value, ret_source);
+	if (!dev)
+		return -EINVAL;
+	view = get_view(dev);
+	return view ? ion_attrs_get(view, index, ret_key, ret_value, ret_source) : -ENOMEM;
 }
 
 ION_EXPORT int ion_device_get_fact_count(const struct ion_device *dev)

@@ -7,7 +7,6 @@
 #ifndef LIBION_DEVICE_H
 #define LIBION_DEVICE_H
 
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -40,10 +39,9 @@ struct ion_device {
 	struct ion_constraint constraint;
 	struct ion_attrs facts;	/* what discovery read and derived, with where */
 	/* The constraint as key, value, source: worded when first asked, so
-	 * that reading a hundred devices at discovery stays cheap. */
-	pthread_mutex_t view_lock;
-	atomic_bool viewed;
-	struct ion_attrs view;
+	 * that reading a hundred devices at discovery stays cheap; published
+	 * once, without a lock. */
+	_Atomic(struct ion_attrs *) view;
 	char **strings;		/* sources the constraint points into */
 };
 

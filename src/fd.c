@@ -25,19 +25,25 @@ ION_EXPORT int ion_fd_get_size(int buf_fd, size_t *ret_size)
 {
 	struct stat st;
 	off_t end;
+	int kind;
 
 	if (!ret_size)
 		return -EINVAL;
-	if (fstat(buf_fd, &st) < 0)
-		return neg_errno();
-	if (S_ISREG(st.st_mode)) {
-		end = st.st_size; /* a memfd: leave its file offset alone */
-	} else {
-		/* A dma-buf: its inode has the size only since Linux 5.3, but
-		 * it has answered SEEK_END with it since 3.19. */
+	kind = ion_fd_kind(buf_fd);
+	if (kind < 0)
+		return kind;
+	if (kind == ION_FD_MEMFD) {
+		if (fstat(buf_fd, &st) < 0)
+			return neg_errno();
+		end = st.st_size; /* leave its file offset alone */
+	} else if (kind == ION_FD_DMABUF) {
+		/* Its inode has the size only since Linux 5.3, but it has
+		 * answered SEEK_END with it, moving nothing, since 3.19. */
 		end = lseek(buf_fd, 0, SEEK_END);
 		if (end < 0)
 			return neg_errno();
+	} else {
+		return -EINVAL; /* a directory, a pipe, a plain file: no buffer */
 	}
 	if (end < 0)
 		return -EINVAL;

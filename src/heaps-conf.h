@@ -133,6 +133,16 @@ struct ion_board_facts {
 int ion_board_read(const char *sysroot, struct ion_board_facts *ret);
 void ion_board_facts_clear(struct ion_board_facts *facts);
 
+/* The machine's memory, as far as files tell (0: not known). */
+struct ion_board_memory {
+	uint64_t end;		/* where it ends: DT memory nodes, x86's memmap,
+				 * or memory hotplug's blocks */
+	uint64_t total;		/* /proc/meminfo MemTotal */
+	uint64_t cma_total;	/* /proc/meminfo CmaTotal */
+};
+/* 0, or the transient -ENOMEM, -EMFILE, -ENFILE, -EINTR. */
+int ion_board_read_memory(const char *sysroot, struct ion_board_memory *ret);
+
 /* What a device section is matched against (device.c fills it). */
 struct ion_device_facts {
 	const char *syspath;		/* e.g. /sys/devices/platform/vivid.0/video4linux/video0 */

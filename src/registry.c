@@ -66,6 +66,25 @@ void ion_heap_set_unavailable(struct ion_heap *heap, int error,
 	va_end(args);
 }
 
+int ion_heap_open_node(struct ion_ctx *ctx, struct ion_heap *heap, int flags,
+		       const char *subsystem, const char *name, int *ret_fd)
+{
+	const char *why = NULL;
+	int fd = ion_open_device_node(ctx->sysroot, heap->node, flags, subsystem, name, &why);
+
+	*ret_fd = fd < 0 ? -1 : fd;
+	if (fd >= 0)
+		return 0;
+	if (ion_errno_transient(fd))
+		return fd;
+	if (why)
+		ion_heap_set_unavailable(heap, fd, "%s %s (wanted: %s%s%s)", heap->node, why,
+					 subsystem, name ? " " : "", name ? name : "");
+	else
+		ion_heap_set_unavailable(heap, fd, "open %s: %s", heap->node, strerror(-fd));
+	return 0;
+}
+
 const struct ion_heap *ion_registry_find(const struct ion_registry *reg,
 					 const char *name)
 {
@@ -120,13 +139,13 @@ static void heap_free(struct ion_heap *h)
 		h->backend->destroy(h);
 	free(h->name);
 	free(h->kernel_name);
-	for (char **a = h->aliases; a && *a; a++)
-		free(*a);
-	free(h->aliases);
+	ion_strv_free(h->aliases);
+	ion_strv_free(h->merged);
 	free(h->node);
 	free(h->reason);
 	free(h->memory_key);
 	free(h->sysfs_device);
+	free(h->pool_hints);
 	ion_attrs_clear(&h->attrs);
 	free(h);
 }
@@ -156,20 +175,25 @@ static void remove_heap(struct ion_registry *reg, unsigned int i)
 	reg->n_heaps--;
 }
 
-static int add_alias(struct ion_heap *heap, const char *alias)
+static int strv_add(char ***strv, const char *s)
 {
 	size_t n = 0;
 	char **grown;
 
-	while (heap->aliases && heap->aliases[n])
+	while (*strv && (*strv)[n])
 		n++;
-	grown = realloc(heap->aliases, (n + 2) * sizeof(*grown));
+	grown = realloc(*strv, (n + 2) * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
-	heap->aliases = grown;
-	grown[n] = strdup(alias);
+	*strv = grown;
+	grown[n] = strdup(s);
 	grown[n + 1] = NULL;
 	return grown[n] ? 0 : -ENOMEM;
+}
+
+static int add_alias(struct ion_heap *heap, const char *alias)
+{
+	return strv_add(&heap->aliases, alias);
 }
 
 /*
@@ -204,6 +228,12 @@ static int merge_same_memory(struct ion_ctx *ctx, struct ion_registry *reg)
 				keep->kernel_name);
 			if (h->backend == keep->backend && add_alias(keep, h->kernel_name) < 0)
 				return -ENOMEM;
+			/* What board files say of the name that goes still holds. */
+			if (strv_add(&keep->merged, h->kernel_name) < 0)
+				return -ENOMEM;
+			for (char **m = h->merged; m && *m; m++)
+				if (strv_add(&keep->merged, *m) < 0)
+					return -ENOMEM;
 			remove_heap(reg, j--);
 		}
 	}
@@ -268,12 +298,15 @@ static bool is_uncached_variant(const struct ion_registry *reg,
 /*
  * The first available heap of each ION type (backends probe in order of
  * preference) takes the type's id, so Android masks keep their meaning;
- * the rest get ids from ION_EXTRA_ID_FIRST up, while they last.  An
- * uncached variant is reached through its cached heap's id.
+ * the rest get ids from 31 down to ION_EXTRA_ID_FIRST, while they last.
+ * An uncached variant is reached through its cached heap's id.
  */
 static void assign_ids(struct ion_registry *reg)
 {
-	unsigned int next_extra = ION_EXTRA_ID_FIRST;
+	/* Extra ids from the top down, in order of preference: ION tries a
+	 * mask's highest id first, so a wide mask meets memfd (CPU-only,
+	 * probed last) last. */
+	int next_extra = ION_MAX_IDS - 1;
 
 	/* The board's AndroidId first: vendor code hard-codes its ids. */
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
@@ -287,14 +320,17 @@ static void assign_ids(struct ion_registry *reg)
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
 		struct ion_heap *h = reg->heaps[i];
 
-		if (h->error || h->id >= 0 || is_uncached_variant(reg, h))
+		/* No mask may reach a protected heap: Android's calls cannot say
+		 * that the CPU will never map the buffer. */
+		if (h->error || h->id >= 0 || is_uncached_variant(reg, h) ||
+		    (h->props & ION_HEAP_PROP_PROTECTED))
 			continue;
-		while (next_extra < ION_MAX_IDS && reg->by_id[next_extra])
-			next_extra++;
+		while (next_extra >= ION_EXTRA_ID_FIRST && reg->by_id[next_extra])
+			next_extra--;
 		if (h->type < ION_HEAP_TYPE_CUSTOM && !reg->by_id[h->type])
 			h->id = (int)h->type;
-		else if (next_extra < ION_MAX_IDS)
-			h->id = (int)next_extra;
+		else if (next_extra >= ION_EXTRA_ID_FIRST)
+			h->id = next_extra;
 		if (h->id >= 0)
 			reg->by_id[h->id] = h;
 	}
@@ -361,52 +397,79 @@ static unsigned int bits_for(uint64_t end)
 }
 
 /*
- * Where memory ends, for address limits: the firmware's map (x86, no root
- * needed), else the size of RAM, a lower bound that makes no heap look
- * out of reach that is not.
+ * Where memory ends, for address limits (board.c).  Without a map, the
+ * size of RAM stands in for its end: too low where RAM does not start at
+ * 0, which the board's AddressBits on its heaps then must say.
  */
 static int read_ram_bits(struct ion_ctx *ctx, struct ion_registry *reg)
 {
-	_cleanup_free_ char *memmap = ion_ctx_path(ctx, "/sys/firmware/memmap");
-	_cleanup_free_ char *meminfo = ion_ctx_path(ctx, "/proc/meminfo");
-	_cleanup_free_ char *text = NULL;
-	_cleanup_close_ int memdir = -1;
-	uint64_t end = 0;
-	struct dirent **names;
-	int n;
+	struct ion_board_memory m;
+	int r = ion_board_read_memory(ctx->sysroot, &m);
 
-	if (!memmap || !meminfo)
-		return -ENOMEM;
-	memdir = ion_sysfs_open_dir(AT_FDCWD, memmap);
-	n = memdir < 0 ? -1 : scandir(memmap, &names, NULL, NULL);
-	for (int i = 0; i < n; i++) {
-		_cleanup_free_ char *type = NULL, *last = NULL;
-		_cleanup_close_ int dir = -1;
-		uint64_t e;
-
-		if (names[i]->d_name[0] != '.' &&
-		    (dir = ion_sysfs_open_dir(memdir, names[i]->d_name)) >= 0 &&
-		    ion_sysfs_read_at(dir, "type", &type, NULL) == 0 &&
-		    strcmp(type, "System RAM") == 0 &&
-		    ion_sysfs_read_at(dir, "end", &last, NULL) == 0 &&
-		    ion_parse_u64(last, 16, &e) == 0 && e + 1 > end)
-			end = e + 1;
-		free(names[i]);
-	}
-	if (n >= 0)
-		free(names);
-	if (!end && ion_sysfs_read(meminfo, &text, NULL) == 0) {
-		const char *total = strstr(text, "MemTotal:");
-		unsigned long long kib;
-
-		if (total && sscanf(total, "MemTotal: %llu kB", &kib) == 1)
-			end = (uint64_t)kib << 10;
-	}
-	reg->ram_bits = end ? bits_for(end) : 64;
+	if (r < 0)
+		return r;
+	reg->mem_total = m.total;
+	reg->cma_total = m.cma_total;
+	if (!m.end)
+		m.end = m.total;
+	reg->ram_bits = m.end ? bits_for(m.end) : 64;
 	return 0;
 }
 
-/* The [Heap] sections that name a heap: what it is, by the board's word. */
+/*
+ * The longest buffer a heap can ever give, so that a request for more is
+ * -ENOMEM at once instead of the OOM killer or a SIGBUS later: what its
+ * backend knows (udmabuf's module limit, ION's contiguous heap), else the
+ * CMA area for a CMA heap, else half of memory, the rule of Android ION's
+ * system heap.  A board file's MaxSize has the last word.
+ */
+static uint64_t default_max_len(const struct ion_registry *reg, const struct ion_heap *h)
+{
+	uint64_t half = reg->mem_total ? reg->mem_total / 2 : UINT64_MAX;
+
+	if (h->max_len)
+		return h->max_len < half ? h->max_len : half;
+	if ((h->type == ION_HEAP_TYPE_DMA || ion_is_cma_name(h->kernel_name)) && reg->cma_total)
+		return reg->cma_total;
+	return half;
+}
+
+/*
+ * The [Heap] sections for a heap: those of the kernel names of the heaps
+ * merged into it, then of its own kernel name and its name, which so have
+ * the last word.  0 or -ENOMEM.
+ */
+static int heap_sections(const struct ion_registry *reg, const struct ion_heap *h,
+			 struct ion_conf_props *props)
+{
+	int r = 0;
+
+	for (char **m = h->merged; r >= 0 && m && *m; m++)
+		r = ion_conf_apply_heap(reg->conf, *m, props);
+	if (r >= 0)
+		r = ion_conf_apply_heap(reg->conf, h->kernel_name, props);
+	if (r >= 0 && strcmp(h->name, h->kernel_name))
+		r = ion_conf_apply_heap(reg->conf, h->name, props);
+	return r < 0 ? r : 0;
+}
+
+/* Before the merge: the board's Memory, which decides what merges. */
+static int heap_memory(const struct ion_registry *reg, struct ion_heap *h)
+{
+	struct ion_conf_props props = { 0 };
+	int r = reg->conf ? heap_sections(reg, h, &props) : 0;
+
+	if (r == 0 && props.f[ION_KEY_MEMORY].set) {
+		free(h->memory_key);
+		h->memory_key = strdup(props.f[ION_KEY_MEMORY].v.s);
+		if (!h->memory_key)
+			r = -ENOMEM;
+	}
+	ion_conf_props_clear(&props);
+	return r;
+}
+
+/* After it: what the heap is, by the board's word. */
 static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 {
 	struct ion_conf_props props = { 0 };
@@ -417,19 +480,12 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 	if (!h->address_bits || h->address_bits > reg->ram_bits)
 		h->address_bits = reg->ram_bits;
 	h->alignment = ion_page_size();
+	h->max_len = default_max_len(reg, h);
 	if (!reg->conf)
 		return 0;
-	if (ion_conf_apply_heap(reg->conf, h->kernel_name, &props) < 0 ||
-	    (strcmp(h->name, h->kernel_name) &&
-	     ion_conf_apply_heap(reg->conf, h->name, &props) < 0)) {
+	if (heap_sections(reg, h, &props) < 0) {
 		ion_conf_props_clear(&props);
 		return -ENOMEM;
-	}
-	if (f[ION_KEY_MEMORY].set) {
-		free(h->memory_key);
-		h->memory_key = strdup(f[ION_KEY_MEMORY].v.s);
-		if (!h->memory_key)
-			r = -ENOMEM;
 	}
 	for (char **a = f[ION_KEY_ALIASES].set ? f[ION_KEY_ALIASES].v.list.v : NULL;
 	     r == 0 && a && *a; a++)
@@ -450,12 +506,23 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 	if (f[ION_KEY_KERNEL_MAP].set)
 		h->props = f[ION_KEY_KERNEL_MAP].v.b ? h->props | ION_HEAP_PROP_KERNEL_MAP
 						     : h->props & ~ION_HEAP_PROP_KERNEL_MAP;
-	if (f[ION_KEY_ADDRESS_BITS].set)
+	/* Below the end of memory whatever a file says: nothing lies above. */
+	if (f[ION_KEY_ADDRESS_BITS].set && f[ION_KEY_ADDRESS_BITS].v.u < h->address_bits)
 		h->address_bits = (unsigned int)f[ION_KEY_ADDRESS_BITS].v.u;
 	if (f[ION_KEY_ALIGNMENT].set && f[ION_KEY_ALIGNMENT].v.u > h->alignment)
 		h->alignment = (size_t)f[ION_KEY_ALIGNMENT].v.u;
 	if (f[ION_KEY_PREFERENCE].set)
 		h->preference = (int)f[ION_KEY_PREFERENCE].v.i;
+	if (f[ION_KEY_MAX_SIZE].set)
+		h->max_len = f[ION_KEY_MAX_SIZE].v.u;
+	if (f[ION_KEY_POOL].set && f[ION_KEY_POOL].v.pool.n) {
+		h->pool_hints = malloc(f[ION_KEY_POOL].v.pool.n * sizeof(*h->pool_hints));
+		if (!h->pool_hints)
+			r = -ENOMEM;
+		else
+			memcpy(h->pool_hints, f[ION_KEY_POOL].v.pool.v,
+			       (h->n_pool_hints = f[ION_KEY_POOL].v.pool.n) * sizeof(*h->pool_hints));
+	}
 	if (f[ION_KEY_ANDROID_ID].set)
 		h->id = (int)f[ION_KEY_ANDROID_ID].v.u;
 	for (int k = 0; r == 0 && k < ION_KEY_COUNT; k++) {
@@ -495,9 +562,11 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]) && r == 0; i++)
 		r = backends[i]->probe(ctx, reg);
 	for (unsigned int i = 0; i < reg->n_heaps && r == 0; i++)
-		r = annotate_heap(reg, reg->heaps[i]);
+		r = heap_memory(reg, reg->heaps[i]);
 	if (r == 0)
 		r = merge_same_memory(ctx, reg);
+	for (unsigned int i = 0; i < reg->n_heaps && r == 0; i++)
+		r = annotate_heap(reg, reg->heaps[i]);
 	if (r == 0)
 		r = unique_names(reg);
 	if (r == 0) {
@@ -524,16 +593,17 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 int ion_registry_discover(struct ion_ctx *ctx, const struct ion_registry **ret)
 {
 	struct ion_registry *reg;
-	int r = 0;
+	int r = 0, state;
 
-	pthread_mutex_lock(&ctx->discover_lock);
+	/* Not cancellable halfway, and never held across a fork(). */
+	ion_ctx_lock(ctx, &state);
 	reg = atomic_load_explicit(&ctx->registry, memory_order_relaxed);
 	if (!reg) {
 		r = discover(ctx, &reg);
 		if (r == 0)
 			atomic_store_explicit(&ctx->registry, reg, memory_order_release);
 	}
-	pthread_mutex_unlock(&ctx->discover_lock);
+	ion_ctx_unlock(ctx, state);
 	if (r == 0)
 		*ret = reg;
 	return r;

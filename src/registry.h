@@ -34,6 +34,7 @@ struct ion_heap {
 	char *name;		/* unique in the registry: what users ask for */
 	char *kernel_name;	/* what the kernel calls it */
 	char **aliases;		/* other names that find it, NULL-terminated, or NULL */
+	char **merged;		/* kernel names of the heaps merged into it, or NULL */
 	char *node;		/* device node, or NULL */
 	char *reason;		/* why unavailable, or NULL */
 	char *memory_key;	/* same key = same memory, or NULL: unique */
@@ -47,12 +48,16 @@ struct ion_heap {
 	 * system): what an Android mask without ION_FLAG_CACHED gets. */
 	const struct ion_heap *uncached;
 	unsigned int address_bits; /* every address below 2^bits */
+	uint64_t max_len;	/* the longest buffer it can ever give */
 	size_t alignment;	/* of a buffer's start, at least a page */
 	int preference;		/* the board's; higher first */
 	/* The device the heap's memory belongs to (a GEM heap's DRM device),
 	 * as a sysfs path without the sysroot, or NULL. */
 	char *sysfs_device;
 	struct ion_attrs attrs;	/* what the board files said, with file:line */
+	/* The board's Pool hint: keep these buffers ready (pool.c). */
+	struct ion_pool_hint *pool_hints;
+	size_t n_pool_hints;
 };
 
 struct ion_device;
@@ -66,6 +71,7 @@ struct ion_registry {
 	struct ion_board_facts board;
 	struct ion_attrs boards;	/* the [Board] sections that matched */
 	unsigned int ram_bits;		/* memory ends below 2^ram_bits */
+	uint64_t mem_total, cma_total;	/* /proc/meminfo's, in bytes (0: unknown) */
 	struct ion_device **devices;	/* the devices discovery read */
 	unsigned int n_devices;
 };
@@ -86,6 +92,15 @@ struct ion_heap *ion_registry_add(struct ion_registry *reg,
 void ion_heap_set_unavailable(struct ion_heap *heap, int error,
 			      const char *format, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Opens heap->node as ion_open_device_node() does.  0 with *ret_fd the fd,
+ * or 0 with *ret_fd -1 and the heap marked unavailable with the reason;
+ * a transient error (ion_errno_transient()) is returned instead, so that
+ * discovery fails and runs again rather than remember the heap as broken.
+ */
+int ion_heap_open_node(struct ion_ctx *ctx, struct ion_heap *heap, int flags,
+		       const char *subsystem, const char *name, int *ret_fd);
 
 /* ---- for everyone, once frozen ---- */
 

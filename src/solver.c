@@ -62,6 +62,11 @@ static int reject(struct ion_rejections *rej, const struct ion_heap *heap,
 	return 0;
 }
 
+static bool too_long(const struct ion_heap *h, const struct ion_request *req)
+{
+	return req->len > h->max_len;
+}
+
 static bool wants_cached(const struct ion_request *req)
 {
 	return req->flags & (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC);
@@ -218,6 +223,9 @@ static int check_request(const struct ion_heap *h, const struct ion_request *req
 	if (h->error)
 		return OUT(rej, h, NULL, "unavailable: %s",
 			   h->reason ? h->reason : strerror(-h->error));
+	if (too_long(h, req))
+		return OUT(rej, h, NULL, "%s can never give %zu bytes: at most %llu", h->name,
+			   req->len, (unsigned long long)h->max_len);
 	if (named)
 		return 0; /* the caller chose it: what it is does not matter */
 	if ((h->props & ION_HEAP_PROP_PROTECTED) && !req->no_cpu_access)
@@ -228,9 +236,11 @@ static int check_request(const struct ion_heap *h, const struct ion_request *req
 	return 0;
 }
 
-/* A request by id mask: ION's order, highest id first. */
+/* A request by id mask: ION's order, highest id first.  *ret_long counts
+ * the heaps in the mask that can never give so much. */
 static int solve_mask(const struct ion_registry *reg, const struct ion_request *req,
-		      const struct ion_heap **heaps, struct ion_rejections *rej)
+		      const struct ion_heap **heaps, unsigned int *ret_long,
+		      struct ion_rejections *rej)
 {
 	unsigned int n = 0;
 	int r;
@@ -243,7 +253,10 @@ static int solve_mask(const struct ion_registry *reg, const struct ion_request *
 		/* Android asks for uncached memory by leaving the flag out. */
 		if (!wants_cached(req) && h->uncached)
 			h = h->uncached;
-		heaps[n++] = h;
+		if (too_long(h, req))
+			(*ret_long)++;
+		else
+			heaps[n++] = h;
 	}
 	for (unsigned int i = 0; rej && i < reg->n_heaps; i++) {
 		const struct ion_heap *h = reg->heaps[i];
@@ -253,7 +266,10 @@ static int solve_mask(const struct ion_registry *reg, const struct ion_request *
 			chosen = heaps[k] == h;
 		if (chosen)
 			continue;
-		if (h->error)
+		if (!h->error && h->id >= 0 && (req->heap_mask & (1U << h->id)) && too_long(h, req))
+			r = reject(rej, h, NULL, "%s can never give %zu bytes: at most %llu",
+				   h->name, req->len, (unsigned long long)h->max_len);
+		else if (h->error)
 			r = reject(rej, h, NULL, "unavailable: %s", h->reason ? h->reason : strerror(-h->error));
 		else if (h->id < 0)
 			r = reject(rej, h, NULL, "has no Android id: no mask reaches it");
@@ -275,21 +291,43 @@ int ion_solve(const struct ion_registry *reg, const struct ion_request *req,
 {
 	const struct ion_heap *named = NULL;
 	bool prefer_uncached = false;
-	unsigned int n = 0;
+	unsigned int n = 0, n_long = 0;
 
 	if (req->heap_name) {
 		named = ion_registry_find_named(reg, req->heap_name);
 		if (!named) {
+			for (unsigned int i = 0; i < reg->n_heaps; i++)
+				if (reject(rej, reg->heaps[i], NULL,
+					   "not the heap asked for: no heap is called %s",
+					   req->heap_name) < 0)
+					return -ENOMEM;
 			*ret_error = -ENODEV;
 			return 0;
 		}
 	}
-	if (req->heap_mask && !named && !req->n_constraints) {
-		int r = solve_mask(reg, req, heaps, rej);
+	if (req->heap_mask && !named) {
+		/* ION's order and the uncached variants first, then what the
+		 * devices say of each, in that order. */
+		int r = solve_mask(reg, req, heaps, &n_long, rej);
 
-		if (r == 0)
-			*ret_error = -ENODEV;
-		return r;
+		for (int i = 0; i < r; i++) {
+			bool out = false;
+
+			for (size_t k = 0; k < req->n_constraints; k++) {
+				int rc = check_constraint(heaps[i], req->constraints[k], rej);
+
+				if (rc < 0)
+					return rc;
+				out |= rc > 0;
+			}
+			if (!out)
+				heaps[n++] = heaps[i];
+		}
+		if (r < 0)
+			return r;
+		if (n == 0)
+			*ret_error = n_long ? -ENOMEM : -ENODEV;
+		return (int)n;
 	}
 	for (size_t k = 0; k < req->n_constraints; k++)
 		prefer_uncached |= req->constraints[k]->prefer_uncached;
@@ -311,9 +349,11 @@ int ion_solve(const struct ion_registry *reg, const struct ion_request *req,
 			return r;
 		if (!out)
 			heaps[n++] = h;
+		else if (!h->error && too_long(h, req))
+			n_long++;
 	}
 	sort_candidates(heaps, n, prefer_uncached);
 	if (n == 0)
-		*ret_error = named && named->error ? named->error : -ENODEV;
+		*ret_error = named && named->error ? named->error : n_long ? -ENOMEM : -ENODEV;
 	return (int)n;
 }

@@ -13,7 +13,9 @@ static int dma_buf_sync(int buf_fd, uint64_t flags)
 /* A memfd has no device to be coherent with: brackets are no-ops. */
 static int not_a_dma_buf(int buf_fd)
 {
-	return ion_fd_is_memfd(buf_fd) ? 0 : -ENOTTY;
+	int kind = ion_fd_kind(buf_fd);
+
+	return kind < 0 ? kind : kind == ION_FD_MEMFD ? 0 : -ENOTTY;
 }
 
 ION_EXPORT int ion_sync(int buf_fd, unsigned int flags)
@@ -52,7 +54,7 @@ ION_EXPORT int ion_ctx_sync_for_device(struct ion_ctx *ctx, int buf_fd)
 		return dma_buf_sync(buf_fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW);
 	if (r != -ENOTTY)
 		return r;
-	if (ion_fd_is_memfd(buf_fd))
+	if (ion_fd_kind(buf_fd) == ION_FD_MEMFD)
 		return 0;
 	/* Kernels before 4.6 have no DMA_BUF_IOCTL_SYNC: ask the backend
 	 * that may have made the buffer (legacy ION's ION_IOC_SYNC). */

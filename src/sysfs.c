@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "sysfs.h"
@@ -56,6 +58,68 @@ bool ion_sysfs_exists_at(int dirfd, const char *name)
 	struct stat st;
 
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* 0 when sysfs places the char device rdev as wanted (or cannot say),
+ * else -ENOTTY with the reason, or -ENOMEM. */
+static int check_class(const char *sysroot, dev_t rdev, const char *subsystem,
+		       const char *name, const char **ret_why)
+{
+	_cleanup_free_ char *dir = NULL, *class = NULL, *real = NULL;
+	_cleanup_close_ int fd = -1;
+	const char *base;
+	int r;
+
+	if (asprintf(&dir, "%s/sys/dev/char/%u:%u", sysroot, major(rdev), minor(rdev)) < 0)
+		return -ENOMEM;
+	fd = ion_sysfs_open_dir(AT_FDCWD, dir);
+	if (fd == -ENOMEM || fd == -EMFILE || fd == -ENFILE)
+		return fd;
+	if (fd < 0)
+		return 0; /* no sysfs to ask: the caller's ioctl will tell */
+	r = ion_sysfs_link_name_at(fd, "subsystem", &class);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0 || strcmp(class, subsystem) != 0) {
+		*ret_why = "is a device of another class";
+		return -ENOTTY;
+	}
+	if (!name)
+		return 0;
+	real = realpath(dir, NULL);
+	if (!real)
+		return errno == ENOMEM ? -ENOMEM : 0;
+	base = strrchr(real, '/');
+	if (strcmp(base ? base + 1 : real, name) != 0) {
+		*ret_why = "is another device of its class";
+		return -ENOTTY;
+	}
+	return 0;
+}
+
+int ion_open_device_node(const char *sysroot, const char *path, int flags,
+			 const char *subsystem, const char *name,
+			 const char **ret_why)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+	int r;
+
+	fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return neg_errno();
+	if (fstat(fd, &st) < 0)
+		return neg_errno();
+	if (!S_ISCHR(st.st_mode)) {
+		*ret_why = "is not a character device";
+		return -ENOTTY;
+	}
+	if (subsystem) {
+		r = check_class(sysroot, st.st_rdev, subsystem, name, ret_why);
+		if (r < 0)
+			return r;
+	}
+	return steal_fd(&fd);
 }
 
 char **ion_split_nul_list(const char *text, size_t len)

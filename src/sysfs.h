@@ -37,6 +37,20 @@ int ion_sysfs_read_u64_at(int dirfd, const char *name, uint64_t *ret);
 int ion_sysfs_link_name_at(int dirfd, const char *name, char **ret);
 /* Whether name exists under dirfd (a file, a directory or a link). */
 bool ion_sysfs_exists_at(int dirfd, const char *name);
+/*
+ * Opens a device node: never blocking (O_NONBLOCK: a FIFO in its place
+ * cannot hang us), only a character device, and, where subsystem is
+ * given, only one that sysfs (under sysroot, "" for "/") places in that
+ * class, and where name is given too, only the device of that name:
+ * /sys/dev/char/M:m names the device, like libgpiod's chip check.  With
+ * no sysfs to ask (a chroot), a character device is trusted.
+ * Returns the fd (flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY) or a negative
+ * errno: open()'s, or -ENOTTY with *ret_why ("is not a character
+ * device", "is not a dma_heap device", ...) for the wrong kind of node.
+ */
+int ion_open_device_node(const char *sysroot, const char *path, int flags,
+			 const char *subsystem, const char *name,
+			 const char **ret_why);
 /* Splits a NUL-separated list (device-tree compatible) into a
  * NULL-terminated array; NULL on ENOMEM. */
 char **ion_split_nul_list(const char *text, size_t len);

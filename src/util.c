@@ -3,9 +3,13 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/vfs.h>
 
 #include "util.h"
 
@@ -73,8 +77,14 @@ int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
 {
 	_cleanup_close_ int fd = -1;
 
+	struct rlimit fsize;
+
 	if (len > INT64_MAX)
 		return -EINVAL;
+	/* Past RLIMIT_FSIZE, ftruncate() would kill us with SIGXFSZ. */
+	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+	    len > fsize.rlim_cur)
+		return -EFBIG;
 	fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return neg_errno();
@@ -86,9 +96,48 @@ int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
 	return 0;
 }
 
-bool ion_fd_is_memfd(int fd)
+#define DMA_BUF_MAGIC 0x444d4142 /* "DMAB", include/uapi/linux/magic.h */
+
+/* What /proc/self/fd says the fd is: 0, with "" where there is no /proc
+ * to ask, or readlink()'s error. */
+static int fd_link(int fd, char *buf, size_t size)
 {
-	return fcntl(fd, F_GET_SEALS) >= 0;
+	char path[32];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, buf, size - 1);
+	if (n < 0 && errno != ENOENT)
+		return neg_errno();
+	buf[n < 0 ? 0 : n] = '\0';
+	return 0;
+}
+
+int ion_fd_kind(int fd)
+{
+	struct statfs sfs;
+	struct stat st;
+	char link[64];
+	int r;
+
+	if (fd < 0)
+		return -EBADF;
+	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
+		return neg_errno();
+	if (sfs.f_type == DMA_BUF_MAGIC)
+		return ION_FD_DMABUF;
+	r = fd_link(fd, link, sizeof(link));
+	if (r < 0)
+		return r;
+	if (S_ISREG(st.st_mode)) {
+		/* memfd_create()'s files, not any tmpfs file; without /proc,
+		 * any shmem file that can hold seals. */
+		if (!link[0])
+			return fcntl(fd, F_GET_SEALS) >= 0 ? ION_FD_MEMFD : ION_FD_OTHER;
+		return strncmp(link, "/memfd:", 7) == 0 ? ION_FD_MEMFD : ION_FD_OTHER;
+	}
+	/* Before Linux 5.3 a dma-buf was an anonymous inode, known by name. */
+	return strcmp(link, "anon_inode:dmabuf") == 0 ? ION_FD_DMABUF : ION_FD_OTHER;
 }
 
 size_t ion_page_size(void)
@@ -167,4 +216,56 @@ int ion_read_file_at(int dirfd, const char *path, size_t max, char **ret_text,
 int ion_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
 {
 	return ion_read_file_at(AT_FDCWD, path, max, ret_text, ret_len);
+}
+
+/* Through a pipe: read() into dst fails with EFAULT where dst is bad. */
+static int copy_out_pipe(void *dst, const void *src, size_t len)
+{
+	int p[2], r = 0;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return neg_errno();
+	for (size_t done = 0; r == 0 && done < len;) {
+		size_t chunk = len - done < 4096 ? len - done : 4096;
+		ssize_t n = write(p[1], (const char *)src + done, chunk);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = n < 0 ? neg_errno() : -EIO;
+			break;
+		}
+		for (ssize_t got = 0; r == 0 && got < n;) {
+			ssize_t m = read(p[0], (char *)dst + done + got, (size_t)(n - got));
+
+			if (m < 0 && errno == EINTR)
+				continue;
+			if (m <= 0)
+				r = m < 0 ? neg_errno() : -EIO;
+			else
+				got += m;
+		}
+		done += (size_t)n;
+	}
+	close(p[0]);
+	close(p[1]);
+	return r;
+}
+
+int ion_copy_out(void *dst, const void *src, size_t len)
+{
+	struct iovec local = { .iov_base = (void *)src, .iov_len = len };
+	struct iovec remote = { .iov_base = dst, .iov_len = len };
+	ssize_t n;
+
+	if (len == 0)
+		return 0;
+	/* Into our own memory, as the kernel would: EFAULT, not SIGSEGV. */
+	n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
+	if (n == (ssize_t)len)
+		return 0;
+	if (n >= 0 || errno == EFAULT)
+		return -EFAULT;
+	/* Not allowed here (seccomp, an old kernel): the slower way. */
+	return copy_out_pipe(dst, src, len);
 }

@@ -47,6 +47,17 @@ static inline int neg_errno(void)
 	return errno > 0 ? -errno : -EIO;
 }
 
+/*
+ * Errors that say nothing lasting about what was probed: out of memory or
+ * file descriptors, an interrupted call.  Discovery fails on them and
+ * runs again next time rather than remember a heap as unavailable.
+ */
+static inline bool ion_errno_transient(int r)
+{
+	return r == -ENOMEM || r == -EMFILE || r == -ENFILE || r == -EINTR ||
+	       r == -EAGAIN;
+}
+
 /* ioctl() retried on EINTR and EAGAIN; 0 or a negative errno. */
 int ion_ioctl_retry(int fd, unsigned long request, void *arg);
 
@@ -62,10 +73,23 @@ int ion_parse_size(const char *s, uint64_t *ret);
 int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
 			    int *ret_fd);
 
-/* true when the fd is a memfd (or other sealable shmem file). */
-bool ion_fd_is_memfd(int fd);
+/*
+ * What a buffer fd is: a dma-buf (any exporter), a memfd (a file
+ * memfd_create() made: its /proc/self/fd link reads "/memfd:...", or,
+ * where /proc is not mounted, any shmem file that takes seals), or
+ * anything else.  The kind, or a negative errno (-EBADF).
+ */
+enum ion_fd_kind { ION_FD_OTHER, ION_FD_DMABUF, ION_FD_MEMFD };
+int ion_fd_kind(int fd);
 
 size_t ion_page_size(void);
+
+/*
+ * Copies len bytes to a caller's buffer the way the kernel's copy_to_user()
+ * would: a bad or partly unmapped destination is -EFAULT, never a crash,
+ * and the bytes go one by one (no misaligned store).  0 or a negative errno.
+ */
+int ion_copy_out(void *dst, const void *src, size_t len);
 
 /*
  * Reads a whole file of at most max bytes without ever blocking: a FIFO

@@ -8,9 +8,9 @@
 
 #include "bench-raw.h"
 #include "config.h"
-#include "src/uapi/dma-heap.h"
-#include "src/uapi/ion.h"
-#include "src/uapi/udmabuf.h"
+#include "uapi/dma-heap.h"
+#include "uapi/ion.h"
+#include "uapi/udmabuf.h"
 
 #if HAVE_LIBDRM
 #include <xf86drm.h>
@@ -66,7 +66,7 @@ static int raw_memfd_sealed(struct raw_alloc *raw, size_t len)
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)len) < 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		r = -errno;
 	close(fd);
 	return r;
@@ -167,6 +167,21 @@ int raw_alloc_init(struct raw_alloc *raw, const struct ion_heap *heap,
 		raw_alloc_fini(raw);
 		return -ENOTSUP;
 	}
+	return 0;
+}
+
+int raw_alloc_init_ion(const char *heap_name, struct raw_alloc *raw)
+{
+	memset(raw, 0, sizeof(*raw));
+	raw->dev_fd = open("/dev/ion", O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (raw->dev_fd < 0)
+		return -errno;
+	if (find_ion_heap_id(raw->dev_fd, heap_name, &raw->ion_heap_id) < 0) {
+		raw_alloc_fini(raw);
+		return -ENOENT;
+	}
+	raw->name = "ion-ioctl";
+	raw->alloc_close = raw_ion;
 	return 0;
 }
 

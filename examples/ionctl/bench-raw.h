@@ -26,6 +26,9 @@ struct raw_alloc {
  */
 int raw_alloc_init(struct raw_alloc *raw, const struct ion_heap *heap,
 		   unsigned int variant);
+/* ION_IOC_ALLOC on the kernel's ION heap of this name, which libion may
+ * leave out (its memory served by a DMA-BUF heap): its kernel pool. */
+int raw_alloc_init_ion(const char *heap_name, struct raw_alloc *raw);
 void raw_alloc_fini(struct raw_alloc *raw);
 
 #endif

@@ -17,7 +17,6 @@
 
 #include "fdpass.h"
 #include "ionctl.h"
-#include "src/util.h"
 
 static unsigned char pattern(size_t i, unsigned int seed)
 {
@@ -163,7 +162,7 @@ int ionctl_alloc(int argc, char **argv)
 		case 'n': {
 			uint64_t v;
 
-			if (ion_parse_u64(optarg, 10, &v) < 0 || v == 0 || v > 1000000)
+			if (ionctl_parse_u64(optarg, &v) < 0 || v == 0 || v > 1000000)
 				return ionctl_usage_error("alloc", "invalid count '%s'", optarg);
 			count = (size_t)v;
 			break;

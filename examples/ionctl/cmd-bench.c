@@ -17,7 +17,6 @@
 
 #include "bench-raw.h"
 #include "ionctl.h"
-#include "src/util.h"
 
 struct bench {
 	int client;		/* the compat API's client fd */
@@ -160,6 +159,8 @@ int ionctl_bench(int argc, char **argv)
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "round-ms", required_argument, NULL, 'b' },
 		{ "solve", no_argument, NULL, 'S' },
+		{ "pool", no_argument, NULL, 'P' },
+		{ "stream-seconds", required_argument, NULL, 't' },
 		{ "devices", required_argument, NULL, 'd' },
 		{ "for", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
@@ -172,11 +173,12 @@ int ionctl_bench(int argc, char **argv)
 	struct ion_ctx *ctx;
 	unsigned int n_devices = 100;
 	char *specs[16];
-	int solve = 0, json = 0, n_specs = 0;
+	int solve = 0, pool = 0, json = 0, n_specs = 0;
+	unsigned int stream_s = 10;
 	uint64_t v;
 	int c, n;
 
-	while ((c = getopt_long(argc, argv, "H:s:r:b:Sd:f:jh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "H:s:r:b:SPt:d:f:jh", options, NULL)) != -1) {
 		switch (c) {
 		case 'H':
 			only = optarg;
@@ -186,20 +188,28 @@ int ionctl_bench(int argc, char **argv)
 				return ionctl_usage_error("bench", "invalid --sizes '%s'", optarg);
 			break;
 		case 'r':
-			if (ion_parse_u64(optarg, 10, &v) < 0 || v == 0 || v > 63)
-				return ionctl_usage_error("bench", "--rounds takes 1 to 63");
+			if (ionctl_parse_u64(optarg, &v) < 0 || v == 0 || v > 100000)
+				return ionctl_usage_error("bench", "--rounds takes 1 to 100000");
 			b.rounds = (unsigned int)v;
 			break;
 		case 'b':
-			if (ion_parse_u64(optarg, 10, &v) < 0 || v == 0 || v > 60000)
+			if (ionctl_parse_u64(optarg, &v) < 0 || v == 0 || v > 60000)
 				return ionctl_usage_error("bench", "--round-ms takes 1 to 60000");
 			b.target_ns = (double)v * 1e6;
 			break;
 		case 'S':
 			solve = 1;
 			break;
+		case 'P':
+			pool = 1;
+			break;
+		case 't':
+			if (ionctl_parse_u64(optarg, &v) < 0 || v > 600)
+				return ionctl_usage_error("bench", "--stream-seconds takes 0 to 600");
+			stream_s = (unsigned int)v;
+			break;
 		case 'd':
-			if (ion_parse_u64(optarg, 10, &v) < 0 || v < 16 || v > 10000)
+			if (ionctl_parse_u64(optarg, &v) < 0 || v < 16 || v > 10000)
 				return ionctl_usage_error("bench", "--devices takes 16 to 10000");
 			n_devices = (unsigned int)v;
 			break;
@@ -220,6 +230,12 @@ int ionctl_bench(int argc, char **argv)
 			       "(or NAME): the raw kernel call and libion's ion_alloc_fd(), in\n"
 			       "alternating runs of 8 calls, for rounds of about round-ms. Prints\n"
 			       "the median round's ns per call of both and the ratio libion / raw.\n\n"
+			       "       ionctl bench --pool [--heap NAME] [--sizes ...] [--rounds 7]\n"
+			       "                    [--stream-seconds 10] [--json]\n\n"
+			       "--pool: per heap and size, p50 and p99 of the raw call, a pool hit,\n"
+			       "a recycle with zeroing, and allocate-map-touch with and without the\n"
+			       "pool (--rounds calls of each, 7 by default: use hundreds); then a\n"
+			       "stream of 60 8M allocations a second, 4 held, with background refill.\n\n"
 			       "--solve: context creation on a fake tree of --devices devices, a\n"
 			       "warm solve for 1, 4 and 16 of them, and 1M allocations for a device\n"
 			       "set (--for, else the first device here a heap can serve) beside\n"
@@ -233,8 +249,13 @@ int ionctl_bench(int argc, char **argv)
 		return ionctl_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (solve)
 		return ionctl_bench_solve(n_devices, b.rounds, json, specs, n_specs);
+	if (pool)
+		return ionctl_bench_pool(only, sizes, n_sizes, b.rounds, stream_s, json);
+	/* The others keep a round's figures on the stack. */
+	if (b.rounds > 63)
+		return ionctl_usage_error("bench", "--rounds takes 1 to 63 without --pool");
 	if (json || n_specs)
-		return ionctl_usage_error("bench", "--json and --for go with --solve");
+		return ionctl_usage_error("bench", "--json goes with --solve or --pool, --for with --solve");
 	ctx = ionctl_ctx_new("bench");
 	if (!ctx)
 		return 1;

@@ -3,6 +3,7 @@
  * ionctl: look at the heaps of this machine, allocate and share buffers,
  * and measure libion against the raw kernel calls.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,7 +12,6 @@
 #include <time.h>
 
 #include "ionctl.h"
-#include "src/util.h"
 
 static const struct ionctl_cmd commands[] = {
 	{ "heaps", "list every heap, its id, backend, node, properties and status", ionctl_heaps },
@@ -20,6 +20,7 @@ static const struct ionctl_cmd commands[] = {
 	{ "explain", "every decision of a solve, step by step, with file:line", ionctl_explain },
 	{ "check", "validate heaps.d files", ionctl_check },
 	{ "alloc", "allocate, write, sync and share buffers with a child process", ionctl_alloc },
+	{ "pool", "make a pool, fill it, run buffers through it, show its statistics", ionctl_pool },
 	{ "bench", "time allocations: raw kernel call beside libion", ionctl_bench },
 };
 
@@ -207,10 +208,51 @@ const char *ionctl_props(unsigned int props, char *buf, size_t size)
 	return buf;
 }
 
+int ionctl_parse_u64(const char *arg, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull() would take blanks, a sign and an empty string. */
+	if (!arg || !isdigit((unsigned char)arg[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* A number with an optional K, M or G suffix (powers of 1024). */
+static int parse_size(const char *arg, uint64_t *ret)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!arg || !isdigit((unsigned char)arg[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	*ret = (uint64_t)v << shift;
+	return 0;
+}
+
 int ionctl_parse_size(const char *cmd, const char *arg, size_t *ret)
 {
 	uint64_t v;
-	int r = ion_parse_size(arg, &v);
+	int r = parse_size(arg, &v);
 
 	if (r < 0 || v == 0 || v > SIZE_MAX) {
 		ionctl_fail(cmd, 0, "invalid size '%s' (a number of bytes, K, M or G)", arg);

@@ -4,6 +4,7 @@
 #define IONCTL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <ion/ion.h>
 
@@ -20,6 +21,7 @@ int ionctl_devices(int argc, char **argv);
 int ionctl_solve(int argc, char **argv);
 int ionctl_explain(int argc, char **argv);
 int ionctl_check(int argc, char **argv);
+int ionctl_pool(int argc, char **argv);
 
 /* Exit statuses: a "no" answer and runtime failures are 1, usage errors 2. */
 #define IONCTL_NO 1
@@ -52,6 +54,9 @@ void ionctl_put_devices(struct ion_device **devices, int n);
 /* CLOCK_MONOTONIC in ns; the median of n values (sorts them). */
 double ionctl_now_ns(void);
 double ionctl_median(double *values, size_t n);
+/* ionctl bench --pool (bench-pool.c). */
+int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
+		      unsigned int rounds, unsigned int stream_s, int json);
 /* ionctl bench --solve (bench-solve.c). */
 int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 		       char **specs, int n_specs);
@@ -64,6 +69,8 @@ int ionctl_solve_for(const char *cmd, struct ion_ctx *ctx,
 		     unsigned int flags, struct ion_solution **ret);
 /* "contiguous,cached" and so on, into buf. */
 const char *ionctl_props(unsigned int props, char *buf, size_t size);
+/* A decimal number, strictly; 0 or -EINVAL. */
+int ionctl_parse_u64(const char *arg, uint64_t *ret);
 /* A size with K/M/G suffix; 0 or an error printed and -EINVAL. */
 int ionctl_parse_size(const char *cmd, const char *arg, size_t *ret);
 /* The heap the samples use when none is named: the one serving

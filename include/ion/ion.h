@@ -134,8 +134,28 @@ int ion_alloc(int fd, size_t len, size_t align, unsigned int heap_mask,
 int ion_alloc_fd(int fd, size_t len, size_t align, unsigned int heap_mask,
 		 unsigned int flags, int *handle_fd);
 int ion_free(int fd, ion_user_handle_t handle);
+/*
+ * Maps length bytes of the handle's buffer at offset: *ptr the mapping,
+ * *map_fd a close-on-exec fd of the buffer that the caller closes (as in
+ * Android).  -EINVAL past the buffer's end, and at a nonzero offset of a
+ * GEM buffer of the shmem helpers (vgem, vkms, virtio-gpu...), whose
+ * kernels would map the wrong pages there.
+ *
+ * Like glibc's calls, ion_map takes the caller's off_t: a 32-bit program
+ * built with _FILE_OFFSET_BITS=64 calls ion_map64 (64-bit offset), one
+ * built without it ion_map (32-bit offset); 64-bit programs, either.
+ */
+#if defined(_FILE_OFFSET_BITS) && _FILE_OFFSET_BITS == 64 && !defined(__LP64__) && \
+	!defined(_LP64)
+int ion_map(int fd, ion_user_handle_t handle, size_t length, int prot,
+	    int flags, off_t offset, unsigned char **ptr, int *map_fd)
+	__asm__("ion_map64");
+#else
 int ion_map(int fd, ion_user_handle_t handle, size_t length, int prot,
 	    int flags, off_t offset, unsigned char **ptr, int *map_fd);
+#endif
+int ion_map64(int fd, ion_user_handle_t handle, size_t length, int prot,
+	      int flags, long long offset, unsigned char **ptr, int *map_fd);
 int ion_share(int fd, ion_user_handle_t handle, int *share_fd);
 int ion_import(int fd, int share_fd, ion_user_handle_t *handle);
 
@@ -148,8 +168,19 @@ int ion_import(int fd, int share_fd, ion_user_handle_t *handle);
 int ion_sync_fd(int fd, int handle_fd);
 
 int ion_query_heap_cnt(int fd, int *cnt);
-/* buffers points to cnt struct ion_heap_data. */
+/*
+ * buffers points to cnt struct ion_heap_data; as in Android (the kernel's
+ * ION_IOC_HEAP_QUERY), NULL buffers answer 0, cnt <= 0 with a buffer is
+ * -EINVAL, and a bad buffer -EFAULT.  A heap whose Android id is not its
+ * type's (ids 16 up) is reported with type ION_HEAP_TYPE_CUSTOM.
+ */
 int ion_query_get_heaps(int fd, int cnt, void *buffers);
+
+/*
+ * 1 when the client's /dev/ion is Android's GKI ION with modular heaps
+ * (ION_IOC_ABI_VERSION 2 or later, Android 11 and later), else 0.
+ */
+int ion_is_using_modular_heaps(int fd);
 
 #ifdef __cplusplus
 }

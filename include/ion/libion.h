@@ -84,6 +84,7 @@ struct ion_heap;
 struct ion_device;
 struct ion_alloc_config;
 struct ion_solution;
+struct ion_pool;
 
 /*
  * ion_ctx_new: creates a context and returns a reference.  sysroot
@@ -458,6 +459,120 @@ int ion_ctx_alloc(struct ion_ctx *ctx, const char *heap_name, size_t len,
 int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask,
 		       size_t len, unsigned int flags, int *ret_fd,
 		       const struct ion_heap **ret_heap);
+
+/* ------------------------------------------------------------------ */
+/* Pools                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A pool keeps buffers of one solution (its heaps, flags and devices)
+ * ready in user space, so that a hot path takes a buffer without waiting
+ * on the kernel: a hit is one fcntl(F_DUPFD_CLOEXEC).
+ *
+ * Size classes: a request is rounded up to 4 KiB below 512 KiB, to 64
+ * KiB below 8 MiB, and to 1 MiB above (the chunk sizes of the kernel's
+ * system heap), and a pooled buffer serves exactly its class: it is at
+ * most 4 KiB - 1 larger than asked below 512 KiB, and less than 12.5 %
+ * larger above.  ion_fd_get_size() tells the buffer's real size.
+ *
+ * Safety: a buffer is handed out again only when nothing else holds it:
+ * no fd in any process, no mapping, no device import.  For a dma-buf the
+ * kernel says so (the "count" of /proc/self/fdinfo, Linux 5.3 and later):
+ * a buffer returned while still referenced is kept aside and taken back
+ * only once its count says it is free, and a buffer the caller simply
+ * closed is found free again the same way.  For a memfd the kernel cannot
+ * tell: such a buffer goes back only when the caller vouches for it
+ * (ION_POOL_VOUCH), and is dropped otherwise.  A returned buffer is
+ * zeroed (unless turned off) and its CPU access ended (ion_sync END), so
+ * that the caches are clean before a device sees it.
+ *
+ * Fork: the child's pools start empty; it closes the pooled fds it
+ * inherited, so that parent and child never share a pooled buffer.
+ * Threads: a pool may be used from any number of threads at once; it has
+ * a lock of its own.
+ */
+
+/* Pool statistics (ion_pool_get_stat()). */
+enum ion_pool_stat {
+	ION_POOL_STAT_HITS,		/* ion_pool_get() served from the pool */
+	ION_POOL_STAT_MISSES,		/* ... that allocated */
+	ION_POOL_STAT_BYTES_HELD,	/* in the pool now, not handed out */
+	ION_POOL_STAT_HIGH_WATER,	/* the most bytes held at once */
+	ION_POOL_STAT_BUFFERS_OUT,	/* handed out, not back yet */
+	ION_POOL_STAT_REFILLS,		/* buffers allocated ahead of need */
+	ION_POOL_STAT_RECLAIMS,		/* buffers found free again after use */
+	ION_POOL_STAT_TRIMS,		/* buffers released by trim, expiry, limits or pressure */
+	ION_POOL_STAT_COUNT
+};
+
+/* ion_pool_put() flags. */
+/* The caller vouches that nothing else holds the buffer (for memfd,
+ * where the kernel cannot tell). */
+#define ION_POOL_VOUCH (1U << 0)
+
+/*
+ * ion_pool_new: a pool for the solution's buffers; returns a reference.
+ * The pool holds a reference to the solution and its context.  A device
+ * of the solution with a heaps.d Pool hint gives the pool its hints
+ * (ion_pool_set_hints() replaces them).
+ * Errors: -EINVAL; -ENOMEM.  Since: 1.0
+ */
+int ion_pool_new(struct ion_solution *solution, struct ion_pool **ret_pool);
+/* Since: 1.0 */
+struct ion_pool *ion_pool_ref(struct ion_pool *pool);
+struct ion_pool *ion_pool_unref(struct ion_pool *pool);
+/*
+ * ion_pool_get: a buffer of at least len bytes (see size classes): from
+ * the pool if one is ready, else a new one of the solution.  The fd is
+ * the caller's (read-write, close-on-exec); give it back with
+ * ion_pool_put() or simply close it (a dma-buf then comes back on its
+ * own once nothing holds it).
+ * Errors: -EINVAL (len 0, or too large to round); the solution's.
+ * Threads: any.  Since: 1.0
+ */
+int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd);
+/*
+ * ion_pool_put: gives back a buffer fd that ion_pool_get() returned; the
+ * pool closes fd.  flags: ION_POOL_VOUCH or 0.
+ * Errors: -EBADF; -EINVAL for an fd that is not one of this pool's
+ * buffers out (another pool's, a foreign fd, one already given back):
+ * then fd stays the caller's, untouched.  Since: 1.0
+ */
+int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags);
+/*
+ * Hints: how many buffers of which sizes to keep ready, as in heaps.d
+ * ("8x1M 4x8M").  ion_pool_prefill() allocates up to them now; with
+ * background refill on, the context's thread keeps each class at its
+ * count, refilling when it falls to half.
+ * Errors: -EINVAL with a malformed hint; -ENOMEM.  Since: 1.0
+ */
+int ion_pool_set_hints(struct ion_pool *pool, const char *hints);
+int ion_pool_prefill(struct ion_pool *pool);
+int ion_pool_set_background(struct ion_pool *pool, int background);
+/* Zero returned buffers (default on); off for producers that overwrite
+ * every byte.  Since: 1.0 */
+int ion_pool_set_zeroing(struct ion_pool *pool, int zero);
+/* The most bytes the pool holds (not handed out); past it a returned
+ * buffer is released.  0: no limit of its own (the default).  Since: 1.0 */
+int ion_pool_set_max_bytes(struct ion_pool *pool, unsigned long long bytes);
+/* Idle buffers older than this are released (0: never, the default).
+ * Since: 1.0 */
+int ion_pool_set_expiry_ms(struct ion_pool *pool, unsigned int ms);
+/* Releases held buffers until at most keep_bytes remain; returns how many
+ * it released.  Since: 1.0 */
+int ion_pool_trim(struct ion_pool *pool, unsigned long long keep_bytes);
+/* A statistic, or 0 for NULL or an unknown one.  Since: 1.0 */
+unsigned long long ion_pool_get_stat(const struct ion_pool *pool, enum ion_pool_stat stat);
+
+/*
+ * The most bytes all pools of the context hold together (0: no limit).
+ * Where the kernel offers PSI (/proc/pressure/memory), the context's
+ * thread also trims every pool when memory runs short.  Since: 1.0
+ */
+int ion_ctx_set_pool_limit(struct ion_ctx *ctx, unsigned long long bytes);
+/* Trims every pool of the context to nothing; returns the buffers
+ * released.  Since: 1.0 */
+int ion_ctx_trim_pools(struct ion_ctx *ctx);
 
 #ifdef __cplusplus
 }

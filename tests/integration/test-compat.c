@@ -80,6 +80,10 @@ static void test_query_heaps(void **pstate)
 		seen |= 1U << heaps[i].heap_id;
 		if (heaps[i].heap_id < ION_HEAP_TYPE_CUSTOM)
 			assert_int_equal(heaps[i].type, heaps[i].heap_id);
+		/* ... and a heap of a type below CUSTOM has its type's id, so
+		 * that it answers its type's mask (Android's own check). */
+		if (heaps[i].type < ION_HEAP_TYPE_CUSTOM)
+			assert_int_equal(heaps[i].heap_id, heaps[i].type);
 		/* Every heap answers to its own mask bit. */
 		assert_int_equal(ion_alloc_fd(s->client, 8192, 0,
 					      1U << heaps[i].heap_id,
@@ -90,7 +94,11 @@ static void test_query_heaps(void **pstate)
 	assert_true(seen & ION_HEAP_SYSTEM_MASK);
 	assert_int_equal(ion_query_heap_cnt(s->client, NULL), -EINVAL);
 	assert_int_equal(ion_query_get_heaps(s->client, 0, heaps), -EINVAL);
-	assert_int_equal(ion_query_get_heaps(s->client, cnt, NULL), -EINVAL);
+	/* As in Android: NULL buffers ask the kernel for the count only. */
+	assert_int_equal(ion_query_get_heaps(s->client, cnt, NULL), 0);
+	/* A bad buffer is -EFAULT, as the kernel's copy_to_user() says. */
+	assert_int_equal(ion_query_get_heaps(s->client, cnt, (void *)(uintptr_t)0xdeadf00d),
+			 -EFAULT);
 	assert_int_equal(ion_query_heap_cnt(-1, &cnt), -EBADF);
 }
 

@@ -1021,9 +1021,12 @@ static void release_compat_discovery(struct args *a)
 	assert_true(a->out_count >= 0 && a->out_count <= (int)ION_NUM_HEAP_IDS);
 }
 
+/* Any errno: the client's lookup (fstat, to know the number still names
+ * the client's file) comes before discovery and answers its own error.
+ * Discovery itself is held to -ENOMEM by call_ctx_discovery. */
 static const struct call call_compat_discovery = {
 	"ion_query_heap_cnt (discovery)", run_compat_discovery,
-	release_compat_discovery, NULL, true, -ENOMEM,
+	release_compat_discovery, NULL, true, 0,
 };
 
 /* ------------------------------------------------------------------ */

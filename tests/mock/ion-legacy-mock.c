@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "src/uapi/ion.h"
+#include "uapi/ion.h"
 #include "tests/mock/ion-legacy-mock.h"
 
 #define MAX_HEAPS 32

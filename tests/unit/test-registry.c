@@ -125,7 +125,7 @@ static void test_unusable_dma_heap_nodes(void **state)
 
 	h = heap_named(ctx, "system");
 	assert_int_equal(ion_heap_get_error(h), -ENOTTY);
-	assert_non_null(strstr(ion_heap_get_reason(h), "is not a dma-heap device"));
+	assert_non_null(strstr(ion_heap_get_reason(h), "is not a character device (wanted: dma_heap)"));
 	assert_int_equal(ion_heap_get_id(h), -1);
 
 	h = heap_named(ctx, "cma");

@@ -75,17 +75,32 @@ static void test_round_len(void **state)
 	assert_int_equal(ion_round_len(SIZE_MAX - page + 1, &len), 0);
 }
 
-static void test_fd_is_memfd(void **state)
+/* memfds are buffers; tmpfs files, directories and devices are not. */
+static void test_fd_kind(void **state)
 {
 	int memfd = memfd_create("t", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	int plain = memfd_create("t", MFD_CLOEXEC);
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char path[] = "/dev/shm/libion-test-XXXXXX";
+	int shm = mkostemp(path, O_CLOEXEC);
 
 	(void)state;
-	assert_true(ion_fd_is_memfd(memfd));
-	assert_false(ion_fd_is_memfd(devnull));
-	assert_false(ion_fd_is_memfd(-1));
+	assert_int_equal(ion_fd_kind(memfd), ION_FD_MEMFD);
+	assert_int_equal(ion_fd_kind(plain), ION_FD_MEMFD);
+	assert_int_equal(ion_fd_kind(devnull), ION_FD_OTHER);
+	assert_int_equal(ion_fd_kind(dir), ION_FD_OTHER);
+	if (shm >= 0) {
+		/* tmpfs like a memfd, and even sealable: still no memfd. */
+		unlink(path);
+		assert_int_equal(ion_fd_kind(shm), ION_FD_OTHER);
+		close(shm);
+	}
+	assert_int_equal(ion_fd_kind(-1), -EBADF);
 	close(memfd);
+	close(plain);
 	close(devnull);
+	close(dir);
 }
 
 int main(void)
@@ -94,7 +109,7 @@ int main(void)
 		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_u64),
 		cmocka_unit_test(test_round_len),
-		cmocka_unit_test(test_fd_is_memfd),
+		cmocka_unit_test(test_fd_kind),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/* What the pools need of the allocation path (alloc.c). */
+#ifndef LIBION_ALLOC_H
+#define LIBION_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "heaps-conf.h"
+
+struct ion_ctx;
+struct ion_heap;
+struct ion_solution;
+
+/* ion_solution_alloc() for another page-rounded length. */
+int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
+			   int *ret_fd, const struct ion_heap **ret_heap);
+/* The context of a solution (no new reference). */
+struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution);
+/* A solution for one heap and cache flags (a heap's own pool). */
+int ion_solution_for_heap(struct ion_ctx *ctx, const struct ion_heap *heap,
+			  unsigned int flags, struct ion_solution **ret);
+/* The Pool hint of the solution's index-th device (NULL, 0: none);
+ * false past the last device. */
+bool ion_solution_pool_hints(const struct ion_solution *solution, unsigned int index,
+			     const struct ion_pool_hint **ret_hints, size_t *ret_n);
+
+#endif

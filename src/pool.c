@@ -1,0 +1,996 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Pools: buffers kept ready in user space, so that a hot path takes one
+ * with a single fcntl() instead of waiting on the kernel.
+ *
+ * Each buffer of a pool has an anchor, the pool's own fd of it; a caller
+ * gets a duplicate.  A buffer is handed out again only when nothing else
+ * holds it: for a dma-buf, the kernel's reference count of its file
+ * (fdinfo's "count", which counts fds in every process, mappings and
+ * importers) must be the anchor's alone; for a memfd, which has no such
+ * count, the caller must vouch.  A returned buffer is zeroed, unless the
+ * pool was told not to, and its CPU access ended, so that the caches are
+ * clean before a device sees it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <ion/ion.h>
+
+#include "alloc.h"
+#include "context.h"
+#include "pool.h"
+#include "registry.h"
+
+enum buf_state {
+	BUF_FREE,	/* clean, ready to hand out */
+	BUF_DIRTY,	/* back, nothing holds it, not zeroed yet */
+	BUF_SCRUB,	/* being zeroed by the background thread, unlocked */
+	BUF_OUT,	/* handed out, or back but still held elsewhere */
+};
+
+struct pool_buf {
+	int fd;			/* the anchor */
+	dev_t dev;
+	ino_t ino;
+	size_t size;
+	enum buf_state state;
+	bool counted;		/* the kernel counts its references (a dma-buf) */
+	uint64_t since_ns;	/* free since */
+};
+
+struct ion_pool {
+	atomic_int refcount;
+	struct ion_ctx *ctx;
+	bool heap_pool;		/* the context's own: holds no context reference */
+	struct ion_solution *solution;
+	pthread_mutex_t lock;
+	struct pool_buf *bufs;
+	size_t n_bufs, cap;
+	struct ion_pool_hint *hints;
+	size_t n_hints;
+	bool zero;
+	bool background;
+	unsigned long long max_bytes;
+	uint64_t expiry_ns;
+	unsigned long long held;
+	unsigned long long stats[ION_POOL_STAT_COUNT];
+	struct ion_pool *next;	/* the context's list */
+};
+
+/* Every context's pools, for fork(): the child empties them all. */
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ion_pools *all_pools;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The size class of a request: whole 4 KiB below 512 KiB, 64 KiB below
+ * 8 MiB, 1 MiB above, the chunk sizes of the kernel's system heap.  A
+ * buffer serves exactly its class: at most 4 KiB - 1 too large below
+ * 512 KiB, less than 12.5 % above.  0 for 0 or an overflow.
+ */
+static size_t size_class(size_t len)
+{
+	size_t page = ion_page_size();
+	size_t grain = len < (512u << 10) ? 4096 : len < (8u << 20) ? (64u << 10) : (1u << 20);
+
+	if (grain < page)
+		grain = page;
+	if (len == 0 || len > SIZE_MAX - grain)
+		return 0;
+	return (len + grain - 1) / grain * grain;
+}
+
+/* How many references the kernel counts on the buffer's file, or -ENOENT
+ * when it does not say (a memfd; before Linux 5.3). */
+static int file_refs(int fd)
+{
+	_cleanup_free_ char *text = NULL;
+	char path[40];
+	const char *count;
+	uint64_t v;
+	size_t len;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	r = ion_read_file(path, 4096, &text, &len);
+	if (r < 0)
+		return r;
+	count = strstr(text, "\ncount:");
+	if (!count)
+		return -ENOENT;
+	count += strlen("\ncount:");
+	count += strspn(count, " \t");
+	((char *)count)[strcspn(count, "\n")] = '\0';
+	if (ion_parse_u64(count, 10, &v) < 0 || v > INT32_MAX)
+		return -EIO;
+	return (int)v;
+}
+
+/* Zeroes a buffer and ends CPU access, so that its caches are clean
+ * before a device sees it.  0 or a negative errno (the buffer goes then). */
+static int scrub(struct pool_buf *b, bool zero)
+{
+	void *p;
+	int r;
+
+	if (!zero)
+		return ion_sync(b->fd, ION_SYNC_END | ION_SYNC_WRITE);
+	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+	if (p == MAP_FAILED)
+		return neg_errno();
+	r = ion_sync(b->fd, ION_SYNC_START | ION_SYNC_WRITE);
+	if (r == 0) {
+		memset(p, 0, b->size);
+		r = ion_sync(b->fd, ION_SYNC_END | ION_SYNC_WRITE);
+	}
+	munmap(p, b->size);
+	return r;
+}
+
+/* ---- held bytes ---- */
+
+static void account(struct ion_pool *pool, long long delta)
+{
+	struct ion_pools *all = &pool->ctx->pools;
+
+	pool->held += (unsigned long long)delta;
+	if (pool->held > pool->stats[ION_POOL_STAT_HIGH_WATER])
+		pool->stats[ION_POOL_STAT_HIGH_WATER] = pool->held;
+	atomic_fetch_add_explicit(&all->held, (unsigned long long)delta, memory_order_relaxed);
+}
+
+/* Whether size more bytes fit the pool's limit and the context's. */
+static bool room_for(const struct ion_pool *pool, size_t size)
+{
+	const struct ion_pools *all = &pool->ctx->pools;
+	unsigned long long total = atomic_load_explicit(&all->held, memory_order_relaxed);
+
+	if (pool->max_bytes && pool->held + size > pool->max_bytes)
+		return false;
+	return !all->limit || total + size <= all->limit;
+}
+
+/* Called with the pool's lock held: releases buffer i. */
+static void drop(struct ion_pool *pool, size_t i, bool trimmed)
+{
+	struct pool_buf *b = &pool->bufs[i];
+
+	if (b->state != BUF_OUT)
+		account(pool, -(long long)b->size);
+	if (trimmed)
+		pool->stats[ION_POOL_STAT_TRIMS]++;
+	close(b->fd);
+	pool->bufs[i] = pool->bufs[--pool->n_bufs];
+}
+
+static int add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state state)
+{
+	struct pool_buf *b;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return neg_errno();
+	if (pool->n_bufs == pool->cap) {
+		size_t cap = pool->cap ? 2 * pool->cap : 8;
+		struct pool_buf *grown = realloc(pool->bufs, cap * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		pool->bufs = grown;
+		pool->cap = cap;
+	}
+	b = &pool->bufs[pool->n_bufs++];
+	*b = (struct pool_buf){
+		.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .size = size,
+		.state = state, .since_ns = now_ns(),
+		.counted = ion_fd_kind(fd) == ION_FD_DMABUF && file_refs(fd) > 0,
+	};
+	if (state != BUF_OUT)
+		account(pool, (long long)size);
+	return 0;
+}
+
+/*
+ * Called with the lock held: takes back what is free again (a dma-buf
+ * whose count is the anchor's alone: its holder simply closed it), for
+ * buffers of class size (0: every class), checking at most max counts;
+ * then, unless the background thread does it, zeroes what is dirty.
+ */
+static void reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool scrub_now)
+{
+	for (size_t i = 0; i < pool->n_bufs; i++) {
+		struct pool_buf *b = &pool->bufs[i];
+
+		if (size && b->size != size)
+			continue;
+		if (b->state == BUF_OUT && b->counted && max) {
+			max--;
+			if (file_refs(b->fd) != 1)
+				continue;
+			if (!room_for(pool, b->size)) {
+				drop(pool, i--, true);
+				continue;
+			}
+			b->state = BUF_DIRTY;
+			account(pool, (long long)b->size);
+			pool->stats[ION_POOL_STAT_RECLAIMS]++;
+		}
+		if (b->state == BUF_DIRTY && scrub_now) {
+			if (scrub(b, pool->zero) < 0) {
+				drop(pool, i--, false);
+				continue;
+			}
+			b->state = BUF_FREE;
+			b->since_ns = now_ns();
+		}
+	}
+}
+
+/*
+ * The background thread's zeroing, one buffer at a time without the lock
+ * (a memset of megabytes must not stall a hot path's get): the buffer is
+ * BUF_SCRUB meanwhile, which nothing else touches, and is found again by
+ * its anchor, since other buffers may have moved.
+ */
+static void scrub_unlocked(struct ion_pool *pool)
+{
+	for (;;) {
+		struct pool_buf copy;
+		bool zero, found = false;
+		int r;
+
+		pthread_mutex_lock(&pool->lock);
+		for (size_t i = 0; i < pool->n_bufs && !found; i++)
+			if (pool->bufs[i].state == BUF_DIRTY) {
+				pool->bufs[i].state = BUF_SCRUB;
+				copy = pool->bufs[i];
+				found = true;
+			}
+		zero = pool->zero;
+		pthread_mutex_unlock(&pool->lock);
+		if (!found)
+			return;
+		r = scrub(&copy, zero);
+		pthread_mutex_lock(&pool->lock);
+		for (size_t i = 0; i < pool->n_bufs; i++)
+			if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB) {
+				if (r < 0) {
+					drop(pool, i, false);
+				} else {
+					pool->bufs[i].state = BUF_FREE;
+					pool->bufs[i].since_ns = now_ns();
+				}
+				break;
+			}
+		pthread_mutex_unlock(&pool->lock);
+	}
+}
+
+static void expire(struct ion_pool *pool)
+{
+	uint64_t now;
+
+	if (!pool->expiry_ns)
+		return;
+	now = now_ns();
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].state == BUF_FREE &&
+		    now - pool->bufs[i].since_ns > pool->expiry_ns)
+			drop(pool, i--, true);
+}
+
+static ssize_t find_free(const struct ion_pool *pool, size_t size)
+{
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].state == BUF_FREE && pool->bufs[i].size == size)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* ---- the background thread ---- */
+
+static void *refill_thread(void *arg);
+
+static void wake(struct ion_pools *all)
+{
+	uint64_t one = 1;
+
+	/* A full counter wakes the thread all the same: no error to mind. */
+	if (all->wake_fd >= 0)
+		(void)!write(all->wake_fd, &one, sizeof(one));
+}
+
+/* Called with the context's pools lock held. */
+static int start_thread(struct ion_ctx *ctx)
+{
+	struct ion_pools *all = &ctx->pools;
+	sigset_t every, old;
+	int r;
+
+	if (all->running)
+		return 0;
+	if (all->wake_fd < 0) {
+		all->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (all->wake_fd < 0)
+			return neg_errno();
+	}
+	all->stop = false;
+	/* The library's thread takes none of the program's signals. */
+	sigfillset(&every);
+	pthread_sigmask(SIG_SETMASK, &every, &old);
+	r = -pthread_create(&all->thread, NULL, refill_thread, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0)
+		all->running = true;
+	return r;
+}
+
+/* The number of buffers of class size the pool holds ready or dirty. */
+static size_t ready(const struct ion_pool *pool, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].size == size && pool->bufs[i].state != BUF_OUT)
+			n++; /* free, dirty or being zeroed: ready soon */
+	return n;
+}
+
+/* Called with the lock held: whether a hinted class fell to half. */
+static bool below_watermark(const struct ion_pool *pool, size_t size)
+{
+	for (size_t h = 0; h < pool->n_hints; h++)
+		if (size_class(pool->hints[h].size) == size)
+			return ready(pool, size) <= pool->hints[h].count / 2;
+	return false;
+}
+
+/*
+ * Fills each hinted class up to its count, allocating without the lock
+ * (a kernel allocation can take milliseconds).  only_low: only classes
+ * that fell to half their count (background refill).  Returns the buffers
+ * added, or a negative errno from the first allocation that failed.
+ */
+static int fill(struct ion_pool *pool, bool only_low)
+{
+	int added = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for (size_t h = 0; h < pool->n_hints; h++) {
+		size_t size = size_class(pool->hints[h].size);
+		size_t have = ready(pool, size), want = pool->hints[h].count;
+
+		if (!size || have >= want || (only_low && have > want / 2))
+			continue;
+		while (have < want) {
+			int fd, r;
+
+			if (!room_for(pool, size))
+				break;
+			pthread_mutex_unlock(&pool->lock);
+			r = ion_solution_alloc_len(pool->solution, size, &fd, NULL);
+			pthread_mutex_lock(&pool->lock);
+			if (r == 0 && (r = add_buf(pool, fd, size, BUF_FREE)) < 0)
+				close(fd);
+			if (r < 0) {
+				pthread_mutex_unlock(&pool->lock);
+				return added ? added : r;
+			}
+			pool->stats[ION_POOL_STAT_REFILLS]++;
+			have++;
+			added++;
+		}
+	}
+	pthread_mutex_unlock(&pool->lock);
+	return added;
+}
+
+/* Memory pressure, where the kernel offers PSI: a trigger on 150 ms of
+ * stall in 2 s.  -1 where there is none (or it may not be set). */
+static int open_psi(struct ion_ctx *ctx)
+{
+	static const char trigger[] = "some 150000 2000000";
+	_cleanup_free_ char *path = ion_ctx_path(ctx, "/proc/pressure/memory");
+	int fd;
+
+	if (!path)
+		return -1;
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, trigger, sizeof(trigger)) < 0) {
+		ion_dbg(ctx, "no memory pressure trigger: %m");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int trim_pool(struct ion_pool *pool, unsigned long long keep)
+{
+	int released = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	for (size_t i = 0; i < pool->n_bufs && pool->held > keep; i++)
+		if (pool->bufs[i].state == BUF_FREE || pool->bufs[i].state == BUF_DIRTY) {
+			drop(pool, i--, true);
+			released++;
+		}
+	pthread_mutex_unlock(&pool->lock);
+	return released;
+}
+
+static void *refill_thread(void *arg)
+{
+	struct ion_ctx *ctx = arg;
+	struct ion_pools *all = &ctx->pools;
+	int psi = open_psi(ctx);
+
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ .fd = all->wake_fd, .events = POLLIN },
+			{ .fd = psi, .events = POLLPRI },
+		};
+		uint64_t count;
+		bool pressure;
+
+		poll(fds, psi >= 0 ? 2 : 1, 100);
+		if (fds[0].revents & POLLIN && read(all->wake_fd, &count, sizeof(count)) < 0)
+			count = 0;
+		pressure = psi >= 0 && (fds[1].revents & POLLPRI);
+		pthread_mutex_lock(&all->lock);
+		if (all->stop) {
+			pthread_mutex_unlock(&all->lock);
+			break;
+		}
+		for (struct ion_pool *p = all->list; p; p = p->next) {
+			if (pressure) {
+				int n = trim_pool(p, 0);
+
+				if (n)
+					ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
+				continue;
+			}
+			if (!p->background)
+				continue;
+			pthread_mutex_lock(&p->lock);
+			expire(p);
+			reclaim(p, 0, 16, false);
+			pthread_mutex_unlock(&p->lock);
+			scrub_unlocked(p);
+			fill(p, true);
+		}
+		pthread_mutex_unlock(&all->lock);
+	}
+	if (psi >= 0)
+		close(psi);
+	return NULL;
+}
+
+/* ---- fork ---- */
+
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct ion_pools *all = all_pools; all; all = all->next) {
+		pthread_mutex_lock(&all->lock);
+		for (struct ion_pool *p = all->list; p; p = p->next)
+			pthread_mutex_lock(&p->lock);
+	}
+}
+
+static void fork_parent(void)
+{
+	for (struct ion_pools *all = all_pools; all; all = all->next) {
+		for (struct ion_pool *p = all->list; p; p = p->next)
+			pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&all->lock);
+	}
+	pthread_mutex_unlock(&all_lock);
+}
+
+/* The child: empty pools, no thread, none of the parent's pooled fds. */
+static void fork_child(void)
+{
+	for (struct ion_pools *all = all_pools; all; all = all->next) {
+		for (struct ion_pool *p = all->list; p; p = p->next) {
+			while (p->n_bufs)
+				drop(p, p->n_bufs - 1, false);
+			pthread_mutex_unlock(&p->lock);
+		}
+		if (all->wake_fd >= 0)
+			close(all->wake_fd);
+		all->wake_fd = -1;
+		all->running = false;
+		pthread_mutex_unlock(&all->lock);
+	}
+	pthread_mutex_unlock(&all_lock);
+}
+
+static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* ---- the context's side ---- */
+
+void ion_pools_init(struct ion_pools *pools)
+{
+	pthread_once(&fork_once, register_fork_handlers);
+	pthread_mutex_init(&pools->lock, NULL);
+	atomic_init(&pools->held, 0);
+	pools->wake_fd = -1;
+	pthread_mutex_lock(&all_lock);
+	pools->next = all_pools;
+	all_pools = pools;
+	pthread_mutex_unlock(&all_lock);
+}
+
+static void pool_free(struct ion_pool *pool);
+
+void ion_pools_fini(struct ion_pools *pools)
+{
+	bool joined;
+
+	pthread_mutex_lock(&all_lock);
+	for (struct ion_pools **p = &all_pools; *p; p = &(*p)->next)
+		if (*p == pools) {
+			*p = pools->next;
+			break;
+		}
+	pthread_mutex_unlock(&all_lock);
+	pthread_mutex_lock(&pools->lock);
+	pools->stop = true;
+	joined = pools->running;
+	pools->running = false;
+	wake(pools);
+	pthread_mutex_unlock(&pools->lock);
+	if (joined)
+		pthread_join(pools->thread, NULL);
+	/* The heap pools are the context's; users' pools hold it alive. */
+	{
+		_Atomic(struct ion_pool *) *slots =
+			atomic_load_explicit(&pools->heap_pools, memory_order_acquire);
+
+		for (unsigned int i = 0; slots && i < pools->n_heap_pools; i++) {
+			struct ion_pool *p = atomic_load_explicit(&slots[i], memory_order_acquire);
+
+			if (p)
+				pool_free(p);
+		}
+		free(slots);
+	}
+	if (pools->wake_fd >= 0)
+		close(pools->wake_fd);
+	pthread_mutex_destroy(&pools->lock);
+}
+
+/* ---- pools ---- */
+
+static void unlink_pool(struct ion_pool *pool)
+{
+	struct ion_pools *all = &pool->ctx->pools;
+
+	pthread_mutex_lock(&all->lock);
+	for (struct ion_pool **p = &all->list; *p; p = &(*p)->next)
+		if (*p == pool) {
+			*p = pool->next;
+			break;
+		}
+	pthread_mutex_unlock(&all->lock);
+}
+
+static void pool_free(struct ion_pool *pool)
+{
+	unlink_pool(pool);
+	pthread_mutex_lock(&pool->lock);
+	while (pool->n_bufs)
+		drop(pool, pool->n_bufs - 1, false);
+	pthread_mutex_unlock(&pool->lock);
+	free(pool->bufs);
+	free(pool->hints);
+	pthread_mutex_destroy(&pool->lock);
+	ion_solution_unref(pool->solution);
+	if (!pool->heap_pool)
+		ion_ctx_unref(pool->ctx);
+	free(pool);
+}
+
+static int set_hints(struct ion_pool *pool, const struct ion_pool_hint *hints, size_t n)
+{
+	struct ion_pool_hint *copy = n ? malloc(n * sizeof(*copy)) : NULL;
+
+	if (n && !copy)
+		return -ENOMEM;
+	if (n)
+		memcpy(copy, hints, n * sizeof(*copy));
+	pthread_mutex_lock(&pool->lock);
+	free(pool->hints);
+	pool->hints = copy;
+	pool->n_hints = n;
+	pthread_mutex_unlock(&pool->lock);
+	return 0;
+}
+
+static int pool_create(struct ion_ctx *ctx, struct ion_solution *solution,
+		       bool heap_pool, struct ion_pool **ret)
+{
+	struct ion_pools *all = &ctx->pools;
+	struct ion_pool *pool = calloc(1, sizeof(*pool));
+
+	if (!pool)
+		return -ENOMEM;
+	atomic_init(&pool->refcount, 1);
+	pthread_mutex_init(&pool->lock, NULL);
+	pool->ctx = heap_pool ? ctx : ion_ctx_ref(ctx);
+	pool->heap_pool = heap_pool;
+	pool->solution = ion_solution_ref(solution);
+	pool->zero = true;
+	pthread_mutex_lock(&all->lock);
+	pool->next = all->list;
+	all->list = pool;
+	pthread_mutex_unlock(&all->lock);
+	*ret = pool;
+	return 0;
+}
+
+ION_EXPORT int ion_pool_new(struct ion_solution *solution, struct ion_pool **ret_pool)
+{
+	const struct ion_pool_hint *hints;
+	struct ion_pool *pool;
+	size_t n = 0;
+	int r;
+
+	if (!solution || !ret_pool)
+		return -EINVAL;
+	r = pool_create(ion_solution_ctx(solution), solution, false, &pool);
+	if (r < 0)
+		return r;
+	/* The first device of the solution that a board gives a Pool hint. */
+	for (unsigned int i = 0; !n && ion_solution_pool_hints(solution, i, &hints, &n); i++)
+		;
+	if (n && (r = set_hints(pool, hints, n)) < 0) {
+		pool_free(pool);
+		return r;
+	}
+	*ret_pool = pool;
+	return 0;
+}
+
+struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap *heap,
+				     unsigned int flags)
+{
+	struct ion_pools *all = &ctx->pools;
+	_Atomic(struct ion_pool *) *slots;
+	struct ion_solution *solution = NULL;
+	struct ion_pool *pool = NULL, *expected = NULL;
+	const struct ion_registry *reg;
+	unsigned int slot;
+
+	if (!heap->n_pool_hints)
+		return NULL;
+	slot = heap->index * 4 + (flags & 3);
+	slots = atomic_load_explicit(&all->heap_pools, memory_order_acquire);
+	if (slots && (pool = atomic_load_explicit(&slots[slot], memory_order_acquire)))
+		return pool;
+	if (!slots) {
+		if (ion_ctx_registry(ctx, &reg) < 0)
+			return NULL;
+		pthread_mutex_lock(&all->lock);
+		slots = atomic_load_explicit(&all->heap_pools, memory_order_relaxed);
+		if (!slots && (slots = calloc(reg->n_heaps * 4, sizeof(*slots)))) {
+			all->n_heap_pools = reg->n_heaps * 4;
+			atomic_store_explicit(&all->heap_pools, slots, memory_order_release);
+		}
+		pthread_mutex_unlock(&all->lock);
+		if (!slots)
+			return NULL;
+	}
+	if (ion_solution_for_heap(ctx, heap, flags, &solution) < 0 ||
+	    pool_create(ctx, solution, true, &pool) < 0 ||
+	    set_hints(pool, heap->pool_hints, heap->n_pool_hints) < 0) {
+		if (pool)
+			pool_free(pool);
+		ion_solution_unref(solution);
+		return NULL;
+	}
+	ion_solution_unref(solution);
+	pool->background = true;
+	if (!atomic_compare_exchange_strong_explicit(&slots[slot], &expected, pool,
+						     memory_order_acq_rel, memory_order_acquire)) {
+		pool_free(pool); /* another thread made it first */
+		return expected;
+	}
+	pthread_mutex_lock(&all->lock);
+	if (start_thread(ctx) < 0)
+		ion_dbg(ctx, "heap %s: no background refill thread", heap->name);
+	wake(all);
+	pthread_mutex_unlock(&all->lock);
+	ion_dbg(ctx, "heap %s: a pool for the board's Pool hint", heap->name);
+	return pool;
+}
+
+ION_EXPORT struct ion_pool *ion_pool_ref(struct ion_pool *pool)
+{
+	if (pool && !pool->heap_pool)
+		atomic_fetch_add_explicit(&pool->refcount, 1, memory_order_relaxed);
+	return pool;
+}
+
+ION_EXPORT struct ion_pool *ion_pool_unref(struct ion_pool *pool)
+{
+	if (pool && !pool->heap_pool &&
+	    atomic_fetch_sub_explicit(&pool->refcount, 1, memory_order_acq_rel) == 1)
+		pool_free(pool);
+	return NULL;
+}
+
+ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
+{
+	size_t size;
+	ssize_t i;
+	int fd, out, r;
+	bool low;
+
+	if (!pool || !ret_fd)
+		return -EINVAL;
+	size = size_class(len);
+	if (!size)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->lock);
+	expire(pool);
+	i = find_free(pool, size);
+	if (i < 0) {
+		/* Before asking the kernel: buffers of the class free again.
+		 * With the background thread on, the zeroing is its job: a hot
+		 * path that finds nothing clean allocates instead of waiting. */
+		reclaim(pool, size, 8, !pool->background || !pool->ctx->pools.running);
+		i = find_free(pool, size);
+	}
+	if (i >= 0) {
+		fd = fcntl(pool->bufs[i].fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0) {
+			r = neg_errno();
+			pthread_mutex_unlock(&pool->lock);
+			return r;
+		}
+		pool->bufs[i].state = BUF_OUT;
+		account(pool, -(long long)size);
+		pool->stats[ION_POOL_STAT_HITS]++;
+		/* Wake the refill thread only at the low watermark: a write to
+		 * its eventfd on every hit would cost the hot path a syscall
+		 * and a contended wake-up. */
+		low = pool->background && below_watermark(pool, size);
+		pthread_mutex_unlock(&pool->lock);
+		if (low)
+			wake(&pool->ctx->pools);
+		*ret_fd = fd;
+		return 0;
+	}
+	pool->stats[ION_POOL_STAT_MISSES]++;
+	pthread_mutex_unlock(&pool->lock);
+
+	r = ion_solution_alloc_len(pool->solution, size, &fd, NULL);
+	if (r < 0)
+		return r;
+	out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (out < 0) {
+		r = neg_errno();
+		close(fd);
+		return r;
+	}
+	pthread_mutex_lock(&pool->lock);
+	r = add_buf(pool, fd, size, BUF_OUT);
+	pthread_mutex_unlock(&pool->lock);
+	if (r < 0)
+		close(fd); /* the caller's fd stands: not pooled, that is all */
+	*ret_fd = out;
+	return 0;
+}
+
+ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
+{
+	struct stat st;
+	size_t i;
+	int refs;
+
+	if (!pool || (flags & ~ION_POOL_VOUCH))
+		return -EINVAL;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return fd < 0 ? -EBADF : neg_errno();
+	pthread_mutex_lock(&pool->lock);
+	for (i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].dev == st.st_dev &&
+		    pool->bufs[i].ino == st.st_ino)
+			break;
+	if (i == pool->n_bufs) {
+		/* Not one of ours out: the fd stays the caller's. */
+		pthread_mutex_unlock(&pool->lock);
+		return -EINVAL;
+	}
+	close(fd);
+	/* Held anywhere else (a dup, another process, a mapping, a device),
+	 * it stays out: reclaim() takes it back once its count says free. */
+	refs = pool->bufs[i].counted ? file_refs(pool->bufs[i].fd) : -ENOENT;
+	if (refs > 1 || (refs < 0 && pool->bufs[i].counted)) {
+		pthread_mutex_unlock(&pool->lock);
+		return 0;
+	}
+	/* A memfd: nobody can tell, so only the caller's word brings it back. */
+	if ((!pool->bufs[i].counted && !(flags & ION_POOL_VOUCH)) ||
+	    !room_for(pool, pool->bufs[i].size)) {
+		drop(pool, i, !pool->bufs[i].counted ? false : true);
+		pthread_mutex_unlock(&pool->lock);
+		return 0;
+	}
+	pool->bufs[i].state = BUF_DIRTY;
+	account(pool, (long long)pool->bufs[i].size);
+	if (!pool->background || !pool->ctx->pools.running) {
+		if (scrub(&pool->bufs[i], pool->zero) < 0) {
+			drop(pool, i, false);
+		} else {
+			pool->bufs[i].state = BUF_FREE;
+			pool->bufs[i].since_ns = now_ns();
+		}
+		pthread_mutex_unlock(&pool->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&pool->lock);
+	wake(&pool->ctx->pools);
+	return 0;
+}
+
+ION_EXPORT int ion_pool_set_hints(struct ion_pool *pool, const char *hints)
+{
+	struct ion_conf_field field = { 0 };
+	const char *message;
+	int r;
+
+	if (!pool || !hints)
+		return -EINVAL;
+	r = ion_conf_field_parse(ION_KEY_POOL, hints, (struct ion_conf_src){ "hints", 0 },
+				 &field, &message);
+	if (r < 0) {
+		ion_dbg(pool->ctx, "pool hints '%s': %s", hints, r == -EINVAL ? message : "");
+		return r;
+	}
+	r = set_hints(pool, field.v.pool.v, field.v.pool.n);
+	free(field.v.pool.v);
+	return r;
+}
+
+ION_EXPORT int ion_pool_prefill(struct ion_pool *pool)
+{
+	int r;
+
+	if (!pool)
+		return -EINVAL;
+	r = fill(pool, false);
+	if (r > 0)
+		ion_dbg(pool->ctx, "pool prefilled with %d buffers", r);
+	return r < 0 ? r : 0;
+}
+
+ION_EXPORT int ion_pool_set_background(struct ion_pool *pool, int background)
+{
+	struct ion_pools *all;
+	int r = 0;
+
+	if (!pool)
+		return -EINVAL;
+	all = &pool->ctx->pools;
+	pthread_mutex_lock(&all->lock);
+	pthread_mutex_lock(&pool->lock);
+	pool->background = background != 0;
+	pthread_mutex_unlock(&pool->lock);
+	if (background)
+		r = start_thread(pool->ctx);
+	wake(all);
+	pthread_mutex_unlock(&all->lock);
+	return r;
+}
+
+ION_EXPORT int ion_pool_set_zeroing(struct ion_pool *pool, int zero)
+{
+	if (!pool)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->lock);
+	pool->zero = zero != 0;
+	pthread_mutex_unlock(&pool->lock);
+	return 0;
+}
+
+ION_EXPORT int ion_pool_set_max_bytes(struct ion_pool *pool, unsigned long long bytes)
+{
+	if (!pool)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->lock);
+	pool->max_bytes = bytes;
+	pthread_mutex_unlock(&pool->lock);
+	if (bytes)
+		trim_pool(pool, bytes);
+	return 0;
+}
+
+ION_EXPORT int ion_pool_set_expiry_ms(struct ion_pool *pool, unsigned int ms)
+{
+	if (!pool)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->lock);
+	pool->expiry_ns = (uint64_t)ms * 1000000u;
+	pthread_mutex_unlock(&pool->lock);
+	return 0;
+}
+
+ION_EXPORT int ion_pool_trim(struct ion_pool *pool, unsigned long long keep_bytes)
+{
+	int n;
+
+	if (!pool)
+		return -EINVAL;
+	n = trim_pool(pool, keep_bytes);
+	if (n)
+		ion_dbg(pool->ctx, "pool trimmed: %d buffers released", n);
+	return n;
+}
+
+ION_EXPORT unsigned long long ion_pool_get_stat(const struct ion_pool *pool,
+						enum ion_pool_stat stat)
+{
+	struct ion_pool *p = (struct ion_pool *)pool;
+	unsigned long long v = 0;
+
+	if (!pool || (unsigned int)stat >= ION_POOL_STAT_COUNT)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	if (stat == ION_POOL_STAT_BYTES_HELD) {
+		v = p->held;
+	} else if (stat == ION_POOL_STAT_BUFFERS_OUT) {
+		for (size_t i = 0; i < p->n_bufs; i++)
+			v += p->bufs[i].state == BUF_OUT;
+	} else {
+		v = p->stats[stat];
+	}
+	pthread_mutex_unlock(&p->lock);
+	return v;
+}
+
+ION_EXPORT int ion_ctx_set_pool_limit(struct ion_ctx *ctx, unsigned long long bytes)
+{
+	if (!ctx)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->pools.lock);
+	ctx->pools.limit = bytes;
+	pthread_mutex_unlock(&ctx->pools.lock);
+	return 0;
+}
+
+ION_EXPORT int ion_ctx_trim_pools(struct ion_ctx *ctx)
+{
+	int n = 0;
+
+	if (!ctx)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->pools.lock);
+	for (struct ion_pool *p = ctx->pools.list; p; p = p->next)
+		n += trim_pool(p, 0);
+	pthread_mutex_unlock(&ctx->pools.lock);
+	return n;
+}
