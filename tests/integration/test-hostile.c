@@ -3839,14 +3839,27 @@ static void child_test(void **state)
 	}
 }
 
+/*
+ * LeakSanitizer's check, where the build has it.  The watched child ends
+ * with _exit() (exit() would run LSan's atexit check in every forked
+ * grandchild too, where it cannot stop the world), so the check child asks
+ * for it itself.
+ */
+int __lsan_do_recoverable_leak_check(void) __attribute__((weak));
+
 static int run_check_child(void *arg)
 {
 	const struct check *c = arg;
 	const struct CMUnitTest test[] = {
 		{ c->name, child_test, NULL, NULL, (void *)c },
 	};
+	int failed = _cmocka_run_group_tests(c->name, test, 1, NULL, NULL);
 
-	return _cmocka_run_group_tests(c->name, test, 1, NULL, NULL) ? 1 : 0;
+	if (__lsan_do_recoverable_leak_check && __lsan_do_recoverable_leak_check()) {
+		fprintf(stderr, "%s: LeakSanitizer found leaks (above)\n", c->name);
+		failed = 1;
+	}
+	return failed ? 1 : 0;
 }
 
 /* In the parent: the check in a watched child. */
@@ -3884,8 +3897,9 @@ int main(void)
 		if (selected(checks[i].name))
 			tests[n++] = (struct CMUnitTest){ checks[i].name, watched, NULL, NULL,
 							  (void *)&checks[i] };
-	printf("hostile: %zu checks, timeouts x%u%s%s\n", n, watch_slowdown(),
+	printf("hostile: %zu checks, timeouts x%u%s%s%s\n", n, watch_slowdown(),
 	       watch_under_sanitizer() ? " (sanitizer)" : "",
-	       watch_under_valgrind() ? " (valgrind)" : "");
+	       watch_under_valgrind() ? " (valgrind)" : "",
+	       __lsan_do_recoverable_leak_check ? ", LeakSanitizer after each check" : "");
 	return _cmocka_run_group_tests("hostile", tests, n, NULL, NULL) ? 1 : 0;
 }
