@@ -679,7 +679,7 @@ static int private_mounts(void)
 {
 	if (unshare(CLONE_NEWNS) < 0)
 		return -errno;
-	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+	if (mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) < 0)
 		return -errno;
 	return 0;
 }
@@ -814,6 +814,12 @@ static int efault_case(void *arg)
 	unsigned char *area, *odd;
 	int client, cnt, r = 0;
 
+	if (a->deny && a->which < E_ODD && watch_under_valgrind()) {
+		/* memcheck reports the very read() into a bad buffer that
+		 * the pipe fallback must survive. */
+		printf("spec-02: %s, process_vm_writev denied: not under valgrind\n", what);
+		return 0;
+	}
 	if (a->deny)
 		assert_int_equal(deny_process_vm_writev(a->deny), 0);
 	fd_table_read(&before);
@@ -1581,12 +1587,11 @@ static void *discovery_loop(void *data)
 }
 
 /* The forked child: allocates at once, through both APIs. */
-static int child_allocates(void *arg)
+static int child_allocates_now(void)
 {
 	struct ion_ctx *ctx;
 	int client, fd, r;
 
-	(void)arg;
 	client = ion_open();
 	if (client < 0)
 		return 2;
@@ -1604,34 +1609,99 @@ static int child_allocates(void *arg)
 	return 0;
 }
 
-static void spec10_fork_with_threads_inside(void)
+/* Says how it went in *verdict, shared with the parent.  Under valgrind it
+ * then dies of SIGKILL: the leak check at exit would count what the other
+ * threads, absent in a forked child, had allocated. */
+static int child_allocates(void *arg)
 {
-	pthread_t threads[4];
-	int forks = iters(60, 10), hung = 0;
+	volatile int *verdict = arg;
 
-	atomic_store(&stop_threads, 0);
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(pthread_create(&threads[i], NULL, i % 2 ? discovery_loop : compat_loop,
-						NULL), 0);
-	for (int i = 0; i < forks; i++) {
-		char what[96];
+	*verdict = child_allocates_now();
+	if (watch_under_valgrind())
+		kill(getpid(), SIGKILL);
+	return *verdict;
+}
+
+struct fork_run {
+	const char *load;	/* what the other threads do, for messages */
+	int forks;
+	int hung;
+	atomic_int done;
+};
+
+/* Forks from its own thread, so that a fork() that never returns (its
+ * atfork handler waiting for ever) is seen by the thread that waits. */
+static void *fork_rounds(void *data)
+{
+	struct fork_run *f = data;
+	volatile int *verdict = mmap(NULL, sizeof(int), PROT_READ | PROT_WRITE,
+				     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	for (int i = 0; i < f->forks && verdict != MAP_FAILED; i++) {
+		char what[160];
+		int status, r;
 
 		usleep((useconds_t)(rand() % 2000));
-		snprintf(what, sizeof(what), "spec-10: fork %d of %d, threads inside the library", i + 1,
-			 forks);
-		/* watch_run forks from this thread while the others work. */
-		if (watch_run(what, 10000 * watch_slowdown(), child_allocates, NULL) < 0 &&
-		    ++hung == 3) {
-			forks = i + 1; /* enough said; each hang costs its timeout */
+		snprintf(what, sizeof(what), "spec-10: fork %d of %d, %s", i + 1, f->forks, f->load);
+		*verdict = -1;
+		r = watch_wait(what, 10000 * watch_slowdown(), child_allocates, (void *)verdict,
+			       &status);
+		if (r == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0) &&
+		    !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && *verdict == 0)) {
+			fprintf(stderr, "%s: the child ended with %s %d (verdict %d)\n", what,
+				WIFEXITED(status) ? "exit status" : "signal",
+				WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), *verdict);
+			r = -1;
+		}
+		if (r < 0 && ++f->hung == 3) {
+			f->forks = i + 1; /* enough said; each hang costs its timeout */
 			break;
 		}
 	}
+	if (verdict != MAP_FAILED)
+		munmap((void *)verdict, sizeof(int));
+	atomic_store(&f->done, 1);
+	return NULL;
+}
+
+static void fork_under_load(int compat_threads, int discovery_threads)
+{
+	pthread_t threads[16], forker;
+	struct fork_run f = { .forks = iters(40, 8) };
+	int n = compat_threads + discovery_threads;
+	char load[96];
+	struct timespec deadline;
+
+	snprintf(load, sizeof(load), "%d threads in ion_open/ion_alloc_fd/ion_close and %d in discovery",
+		 compat_threads, discovery_threads);
+	f.load = load;
+	atomic_store(&stop_threads, 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pthread_create(&threads[i], NULL,
+						i < compat_threads ? compat_loop : discovery_loop, NULL), 0);
+	assert_int_equal(pthread_create(&forker, NULL, fork_rounds, &f), 0);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	/* Three hung children (10 s each) and the forks themselves. */
+	deadline.tv_sec += 45 * (time_t)watch_slowdown();
+	if (pthread_timedjoin_np(forker, NULL, &deadline) != 0) {
+		fprintf(stderr, "FAILED: spec-10, %s: fork() itself has not returned in %lld s "
+			"(its atfork handler waits for a lock the other threads keep taking)\n",
+			load, 45LL * watch_slowdown());
+		fflush(stderr);
+		_exit(1);
+	}
 	atomic_store(&stop_threads, 1);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < n; i++)
 		pthread_join(threads[i], NULL);
-	EXPECT(hung == 0, "%d of %d children forked while threads were inside the library "
-	       "did not allocate (exit status 2: ion_open, 3: ion_alloc_fd, 4/5: a context; or a hang)",
-	       hung, forks);
+	EXPECT(f.hung == 0, "%s: %d of %d forked children did not allocate (exit status 2: ion_open, "
+	       "3: ion_alloc_fd, 4/5: a context; or a hang)", load, f.hung, f.forks);
+}
+
+static void spec10_fork_with_threads_inside(void)
+{
+	fork_under_load(2, 2);
+	/* Discovery never pauses here: fork must still get its turn. */
+	fork_under_load(2, 6);
 }
 
 /* ---- 11/12: odd files at device nodes ---- */

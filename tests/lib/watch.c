@@ -68,8 +68,8 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-int watch_run(const char *what, unsigned int timeout_ms, int (*fn)(void *arg),
-	      void *arg)
+int watch_wait(const char *what, unsigned int timeout_ms, int (*fn)(void *arg),
+	       void *arg, int *wstatus)
 {
 	long long deadline;
 	useconds_t nap = 1000;
@@ -116,6 +116,17 @@ int watch_run(const char *what, unsigned int timeout_ms, int (*fn)(void *arg),
 	}
 	/* Whatever the child forked and left running goes with it. */
 	kill(-pid, SIGKILL);
+	*wstatus = status;
+	return 0;
+}
+
+int watch_run(const char *what, unsigned int timeout_ms, int (*fn)(void *arg),
+	      void *arg)
+{
+	int status;
+
+	if (watch_wait(what, timeout_ms, fn, arg, &status) < 0)
+		return -1;
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 

@@ -21,6 +21,14 @@ int watch_run(const char *what, unsigned int timeout_ms, int (*fn)(void *arg),
 	      void *arg);
 
 /*
+ * The same, for a caller that reads the child's end itself: returns 0 with
+ * *wstatus (waitpid()'s) once the child ended, or -1 when it timed out
+ * (reported, and killed with its group) or could not be started.
+ */
+int watch_wait(const char *what, unsigned int timeout_ms, int (*fn)(void *arg),
+	       void *arg, int *wstatus);
+
+/*
  * How much slower than natively this process runs: 10 under valgrind, 3
  * under a sanitizer or in the test VM (TCG), else 1.  Timeouts and
  * iteration counts are scaled by it.
