@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "constraint.h"
 #include "device.h"
 #include "pool.h"
 #include "solver.h"
@@ -26,7 +27,8 @@
 struct device_set {
 	atomic_int refcount;
 	size_t n;
-	struct ion_device **devices;	/* references */
+	struct ion_device **devices;	/* references, or NULL for ... */
+	struct ion_remote **remotes;	/* ... a constraint from another process */
 	const struct ion_constraint **constraints;
 };
 
@@ -50,6 +52,7 @@ struct ion_solution {
 	const struct ion_heap **heaps;
 	unsigned int n_heaps;
 	int error;		/* what allocating answers with no heap */
+	bool weak_ctx;		/* a heap pool's: holds no reference to ctx */
 	/*
 	 * Why the other heaps were left out: worded only when first asked
 	 * (by solving again with reasons), so that solving stays cheap.
@@ -71,48 +74,58 @@ static void device_set_unref(struct device_set *set)
 {
 	if (!set || atomic_fetch_sub_explicit(&set->refcount, 1, memory_order_acq_rel) != 1)
 		return;
-	for (size_t i = 0; i < set->n; i++)
+	for (size_t i = 0; i < set->n; i++) {
 		ion_device_unref(set->devices[i]);
+		ion_remote_unref(set->remotes[i]);
+	}
 	free(set->devices);
+	free(set->remotes);
 	free(set->constraints);
 	free(set);
 }
 
-/* A set of one more device than *setp holds, unshared; 0 or -ENOMEM. */
-static int device_set_add(struct device_set **setp, struct ion_device *dev)
+/*
+ * A set of the devices *setp holds and dev (or remote, a constraint from
+ * another process), unshared: sets are shared with solutions once solved,
+ * so a change makes a new one.  0 or -ENOMEM.
+ */
+static int device_set_add(struct device_set **setp, struct ion_device *dev,
+			  struct ion_remote *remote)
 {
 	const struct device_set *old = *setp;
 	size_t n = old ? old->n : 0;
 	struct device_set *set;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; dev && i < n; i++)
 		if (old->devices[i] == dev)
 			return 0;
 	set = calloc(1, sizeof(*set));
 	if (!set)
 		return -ENOMEM;
 	set->devices = calloc(n + 1, sizeof(*set->devices));
+	set->remotes = calloc(n + 1, sizeof(*set->remotes));
 	set->constraints = calloc(n + 1, sizeof(*set->constraints));
-	if (!set->devices || !set->constraints) {
+	if (!set->devices || !set->remotes || !set->constraints) {
 		free(set->devices);
+		free(set->remotes);
 		free(set->constraints);
 		free(set);
 		return -ENOMEM;
 	}
 	atomic_init(&set->refcount, 1);
 	for (size_t i = 0; i < n; i++) {
-		set->devices[i] = ion_device_ref(old->devices[i]);
+		set->devices[i] = old->devices[i] ? ion_device_ref(old->devices[i]) : NULL;
+		set->remotes[i] = old->remotes[i] ? ion_remote_ref(old->remotes[i]) : NULL;
 		set->constraints[i] = old->constraints[i];
 	}
-	set->devices[n] = ion_device_ref(dev);
-	set->constraints[n] = &dev->constraint;
+	set->devices[n] = dev ? ion_device_ref(dev) : NULL;
+	set->remotes[n] = remote ? ion_remote_ref(remote) : NULL;
+	set->constraints[n] = dev ? &dev->constraint : ion_remote_constraint(remote);
 	set->n = n + 1;
 	device_set_unref(*setp);
 	*setp = set;
 	return 0;
 }
-
-/* ---- the allocation loop ---- */
 
 static int alloc_from(struct ion_ctx *ctx, const struct ion_request *req,
 		      const struct ion_heap *const *heaps, unsigned int n,
@@ -126,8 +139,8 @@ static int alloc_from(struct ion_ctx *ctx, const struct ion_request *req,
 
 		if (req->len > heap->max_len) {
 			r = -ENOMEM; /* a pool's longer request than the solution's */
-		} else if ((pool = ion_pools_heap_pool(ctx, heap, req->flags & CACHE_FLAGS))) {
-			/* The board keeps buffers of this heap ready. */
+		} else if ((pool = ion_pools_heap_pool(ctx, heap, req->flags & CACHE_FLAGS, req->len))) {
+			/* The board keeps buffers of this size ready. */
 			r = ion_pool_get(pool, req->len, ret_fd);
 		} else {
 			r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
@@ -202,7 +215,48 @@ ION_EXPORT int ion_alloc_config_add_device(struct ion_alloc_config *config,
 {
 	if (!config || !device)
 		return -EINVAL;
-	return device_set_add(&config->set, device);
+	return device_set_add(&config->set, device, NULL);
+}
+
+ION_EXPORT int ion_alloc_config_serialize(const struct ion_alloc_config *config,
+					  char **ret_text)
+{
+	if (!config || !ret_text)
+		return -EINVAL;
+	return ion_constraints_format(config->set ? config->set->constraints : NULL,
+				      config->set ? config->set->n : 0, ret_text);
+}
+
+ION_EXPORT int ion_alloc_config_add_constraints(struct ion_alloc_config *config,
+						const char *text)
+{
+	struct device_set *set = NULL;
+	struct ion_remote **remotes;
+	size_t n;
+	int r;
+
+	if (!config || !text)
+		return -EINVAL;
+	r = ion_constraints_parse(text, &remotes, &n);
+	if (r < 0)
+		return r;
+	/* No set grows past what one text can carry. */
+	if (n > ION_CONSTRAINTS_MAX - (config->set ? config->set->n : 0))
+		r = -E2BIG;
+	/* All or nothing: a copy of the set takes them, then replaces it. */
+	set = device_set_ref(config->set);
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = device_set_add(&set, NULL, remotes[i]);
+	for (size_t i = 0; i < n; i++)
+		ion_remote_unref(remotes[i]);
+	free(remotes);
+	if (r < 0) {
+		device_set_unref(set);
+		return r;
+	}
+	device_set_unref(config->set);
+	config->set = set;
+	return 0;
 }
 
 ION_EXPORT int ion_alloc_config_set_cpu_access(struct ion_alloc_config *config,
@@ -343,7 +397,8 @@ ION_EXPORT struct ion_solution *ion_solution_unref(struct ion_solution *solution
 	device_set_unref(solution->set);
 	free(solution->heaps);
 	free(solution->heap_name);
-	ion_ctx_unref(solution->ctx);
+	if (!solution->weak_ctx)
+		ion_ctx_unref(solution->ctx);
 	free(solution);
 	return NULL;
 }
@@ -523,6 +578,19 @@ int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
 	return solution->n_heaps ? r : solution->error;
 }
 
+size_t ion_alloc_config_max_alignment(const struct ion_alloc_config *config)
+{
+	size_t a = 0;
+
+	for (size_t i = 0; config->set && i < config->set->n; i++) {
+		const struct ion_conf_field *f = &config->set->constraints[i]->props.f[ION_KEY_ALIGNMENT];
+
+		if (f->set && f->v.u > a)
+			a = (size_t)f->v.u;
+	}
+	return a;
+}
+
 struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution)
 {
 	return solution->ctx;
@@ -543,6 +611,12 @@ int ion_solution_for_heap(struct ion_ctx *ctx, const struct ion_heap *heap,
 	if (r == 0)
 		r = ion_ctx_solve(ctx, config, ret);
 	ion_alloc_config_free(config);
+	/* The context owns the heap's pool, which owns this: a reference
+	 * back would keep the context alive for ever. */
+	if (r == 0) {
+		(*ret)->weak_ctx = true;
+		ion_ctx_unref(ctx);
+	}
 	return r;
 }
 

@@ -8,6 +8,7 @@
 
 #include "heaps-conf.h"
 
+struct ion_alloc_config;
 struct ion_ctx;
 struct ion_heap;
 struct ion_solution;
@@ -15,6 +16,9 @@ struct ion_solution;
 /* ion_solution_alloc() for another page-rounded length. */
 int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
 			   int *ret_fd, const struct ion_heap **ret_heap);
+/* The largest Alignment the config's devices ask for (0: none): an image
+ * buffer's strides and plane offsets follow it. */
+size_t ion_alloc_config_max_alignment(const struct ion_alloc_config *config);
 /* The context of a solution (no new reference). */
 struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution);
 /* A solution for one heap and cache flags (a heap's own pool). */

@@ -296,9 +296,13 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 		ion_heap_set_unavailable(heap, -ENOMEM, "out of memory");
 	else if (fd < 0 && why)
 		ion_heap_set_unavailable(heap, fd, "%s %s", node->path, why);
-	else if (fd < 0 && strcmp(what, "open") == 0)
-		ion_heap_set_unavailable(heap, fd, "open %s: %s", node->path,
-					 strerror(-fd));
+	else if (fd < 0 && strcmp(what, "open") == 0) {
+		_cleanup_free_ char *hint = fd == -EACCES || fd == -EPERM
+						    ? ion_access_hint(node->path) : NULL;
+
+		ion_heap_set_unavailable(heap, fd, "open %s: %s%s%s", node->path,
+					 strerror(-fd), hint ? ": " : "", hint ? hint : "");
+	}
 	else if (fd < 0)
 		ion_heap_set_unavailable(heap, fd, "%s: %s", what, strerror(-fd));
 	else {

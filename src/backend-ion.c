@@ -15,6 +15,7 @@
  */
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -132,8 +133,12 @@ int ion_legacy_alloc_handle(int dev_fd, unsigned int user_bits, size_t len,
 			.flags = flags,
 		};
 
-		if ((uint64_t)len > UINT32_MAX)
+		/* Only a 64-bit size_t can exceed it (and -Wtype-limits
+		 * refuses the comparison on 32-bit machines). */
+#if SIZE_MAX > UINT32_MAX
+		if (len > UINT32_MAX)
 			return -EINVAL;
+#endif
 		r = ion_ioctl_retry(dev_fd, ION_LEGACY_IOC_ALLOC32, &data);
 		if (r == 0)
 			*ret_handle = data.handle;
@@ -358,11 +363,15 @@ static int add_broken(struct ion_registry *reg, const char *node, const char *wh
 	heap->node = strdup(node);
 	if (!heap->node)
 		return -ENOMEM;
-	if (why)
+	if (why) {
 		ion_heap_set_unavailable(heap, error, "%s %s", node, why);
-	else
-		ion_heap_set_unavailable(heap, error, "%s %s: %s", what, node,
-					 strerror(-error));
+	} else {
+		_cleanup_free_ char *hint = error == -EACCES || error == -EPERM
+						    ? ion_access_hint(node) : NULL;
+
+		ion_heap_set_unavailable(heap, error, "%s %s: %s%s%s", what, node,
+					 strerror(-error), hint ? ": " : "", hint ? hint : "");
+	}
 	return 0;
 }
 

@@ -31,29 +31,24 @@ struct client {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
-/* fork() waits for the lock, so that the child never inherits it held. */
-static void fork_prepare(void)
+/* fork() waits for the lock, so that the child never inherits it held
+ * (called by context.c's handlers, which order every lock). */
+void ion_compat_fork_prepare(void)
 {
 	pthread_mutex_lock(&lock);
 }
 
-static void fork_done(void)
+void ion_compat_fork_done(void)
 {
 	pthread_mutex_unlock(&lock);
-}
-
-static void register_fork_handlers(void)
-{
-	pthread_atfork(fork_prepare, fork_done, fork_done);
 }
 
 /* The lock, with cancellation off while it is held: a cancelled thread
  * must not leave it locked. */
 static void lock_clients(int *state)
 {
-	pthread_once(&fork_once, register_fork_handlers);
+	ion_fork_handlers_register();
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, state);
 	pthread_mutex_lock(&lock);
 }

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "context.h"
+#include "monitor.h"
 #include "registry.h"
 
 __attribute__((format(printf, 6, 0)))
@@ -60,28 +61,46 @@ static int log_priority_from_env(void)
 }
 
 /*
- * Every context's lock is taken under this one, read-locked; fork()
- * write-locks it, so that it waits for every holder to finish and the
- * child never inherits a lock some other thread held.
+ * fork() and the library's locks.  Every context's lock is taken inside a
+ * reader's share of fork_lock; fork() waits until no share is out and
+ * holds fork_lock's mutex across the fork, so that the child never
+ * inherits a lock some other thread held.  (A mutex, a count and a
+ * condition rather than a rwlock: the forking thread unlocks it in parent
+ * and child alike, which a rwlock does not allow.)
+ *
+ * One set of handlers orders every lock of the library, outermost first:
+ * the compat layer's client table, fork_lock, then the pools' locks
+ * (pool.c).  Handlers registered apart would run in the reverse order of
+ * their registration, whatever that happened to be.
  */
-static pthread_rwlock_t fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t idle;
+	unsigned int readers;
+} fork_lock = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static void fork_prepare(void)
 {
-	pthread_rwlock_wrlock(&fork_lock);
+	ion_compat_fork_prepare();
+	pthread_mutex_lock(&fork_lock.lock);
+	while (fork_lock.readers)
+		pthread_cond_wait(&fork_lock.idle, &fork_lock.lock);
+	ion_pools_fork_prepare();
 }
 
 static void fork_parent(void)
 {
-	pthread_rwlock_unlock(&fork_lock);
+	ion_pools_fork_parent();
+	pthread_mutex_unlock(&fork_lock.lock);
+	ion_compat_fork_done();
 }
 
-/* The child's thread is not the one that locked it (glibc keys a write
- * lock by thread id): a new lock, which no one holds. */
 static void fork_child(void)
 {
-	pthread_rwlock_init(&fork_lock, NULL);
+	ion_pools_fork_child();
+	pthread_mutex_unlock(&fork_lock.lock);
+	ion_compat_fork_done();
 }
 
 static void register_fork_handlers(void)
@@ -89,17 +108,37 @@ static void register_fork_handlers(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+void ion_fork_handlers_register(void)
+{
+	pthread_once(&fork_once, register_fork_handlers);
+}
+
+static void fork_share_take(void)
+{
+	pthread_mutex_lock(&fork_lock.lock);
+	fork_lock.readers++;
+	pthread_mutex_unlock(&fork_lock.lock);
+}
+
+static void fork_share_give(void)
+{
+	pthread_mutex_lock(&fork_lock.lock);
+	if (--fork_lock.readers == 0)
+		pthread_cond_broadcast(&fork_lock.idle);
+	pthread_mutex_unlock(&fork_lock.lock);
+}
+
 void ion_ctx_lock(struct ion_ctx *ctx, int *state)
 {
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, state);
-	pthread_rwlock_rdlock(&fork_lock);
+	fork_share_take();
 	pthread_mutex_lock(&ctx->discover_lock);
 }
 
 void ion_ctx_unlock(struct ion_ctx *ctx, int state)
 {
 	pthread_mutex_unlock(&ctx->discover_lock);
-	pthread_rwlock_unlock(&fork_lock);
+	fork_share_give();
 	pthread_setcancelstate(state, NULL);
 }
 
@@ -111,7 +150,7 @@ ION_EXPORT int ion_ctx_new(const char *sysroot, struct ion_ctx **ret_ctx)
 		return -EINVAL;
 	if (sysroot && sysroot[0] != '/')
 		return -EINVAL;
-	pthread_once(&fork_once, register_fork_handlers);
+	ion_fork_handlers_register();
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx)
 		return -ENOMEM;
@@ -148,6 +187,7 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 		return NULL;
 	/* The pools first: the heap pools allocate from the registry's heaps. */
 	ion_pools_fini(&ctx->pools);
+	ion_monitor_free(ctx->monitor);
 	ion_registry_free(atomic_load_explicit(&ctx->registry, memory_order_acquire));
 	pthread_mutex_destroy(&ctx->discover_lock);
 	free(ctx->heaps_path);

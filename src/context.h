@@ -16,6 +16,7 @@
 #define ION_EXPORT __attribute__((visibility("default")))
 
 struct ion_registry;
+struct ion_monitor;
 
 struct ion_ctx {
 	atomic_int refcount;
@@ -31,6 +32,7 @@ struct ion_ctx {
 	_Atomic(struct ion_registry *) registry;
 
 	struct ion_pools pools;	/* mutable, with locks of their own */
+	struct ion_monitor *monitor; /* made on first ion_ctx_get_monitor_fd() */
 };
 
 void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
@@ -56,6 +58,15 @@ void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
  */
 void ion_ctx_lock(struct ion_ctx *ctx, int *state);
 void ion_ctx_unlock(struct ion_ctx *ctx, int state);
+
+/*
+ * The library's one set of pthread_atfork handlers (context.c), which
+ * take every lock of the library in one order: compat.c's, the contexts'
+ * fork lock, pool.c's.  Registered once, by whichever comes first.
+ */
+void ion_fork_handlers_register(void);
+void ion_compat_fork_prepare(void);
+void ion_compat_fork_done(void);
 
 /* sysroot + path, malloc'ed; NULL on ENOMEM. */
 char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);

@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -38,7 +39,7 @@ enum buf_state {
 };
 
 struct pool_buf {
-	int fd;			/* the anchor */
+	int fd;			/* the anchor; -1 for an uncounted buffer out */
 	dev_t dev;
 	ino_t ino;
 	size_t size;
@@ -62,6 +63,10 @@ struct ion_pool {
 	unsigned long long max_bytes;
 	uint64_t expiry_ns;
 	unsigned long long held;
+	/* Uncounted buffers out: the caller holds their only fd, and one
+	 * closed without a put is forgotten by a scan of the fd table once
+	 * there are forget_at of them. */
+	size_t n_unanchored, forget_at;
 	unsigned long long stats[ION_POOL_STAT_COUNT];
 	struct ion_pool *next;	/* the context's list */
 };
@@ -69,7 +74,6 @@ struct ion_pool {
 /* Every context's pools, for fork(): the child empties them all. */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ion_pools *all_pools;
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
 static uint64_t now_ns(void)
 {
@@ -176,11 +180,64 @@ static void drop(struct ion_pool *pool, size_t i, bool trimmed)
 		account(pool, -(long long)b->size);
 	if (trimmed)
 		pool->stats[ION_POOL_STAT_TRIMS]++;
-	close(b->fd);
+	if (b->fd >= 0)
+		close(b->fd);
+	else
+		pool->n_unanchored--;
 	pool->bufs[i] = pool->bufs[--pool->n_bufs];
 }
 
-static int add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state state)
+/*
+ * Whether the kernel counts a mapping of the heap's buffers in the file's
+ * references, which the pool's safety rests on.  Found out once per heap
+ * on its first pooled buffer: a mapping must add one.  (5.10's vgem moves
+ * a mapping onto its own shmem file, and the dma-buf's count never sees
+ * it: such buffers are treated as uncounted, like a memfd.)
+ */
+static bool counts_mappings(struct ion_pool *pool, const struct ion_heap *heap, int fd)
+{
+	atomic_int *known = heap ? (atomic_int *)&heap->maps_counted : NULL;
+	int v = known ? atomic_load_explicit(known, memory_order_relaxed) : 0;
+	int before, after;
+	void *p;
+
+	if (v)
+		return v > 0;
+	before = file_refs(fd);
+	p = mmap(NULL, ion_page_size(), PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return true; /* not mappable (a protected heap): nothing to miss */
+	after = file_refs(fd);
+	munmap(p, ion_page_size());
+	v = before > 0 && after == before + 1 ? 1 : -1;
+	if (known)
+		atomic_store_explicit(known, v, memory_order_relaxed);
+	if (v < 0)
+		ion_dbg(pool->ctx, "heap %s: the kernel does not count mappings of its buffers; pooled only when vouched for",
+			heap ? heap->name : "?");
+	return v > 0;
+}
+
+/* Whether the kernel tells when nothing else holds the buffer. */
+static bool is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd)
+{
+	return ion_fd_kind(fd) == ION_FD_DMABUF && file_refs(fd) > 0 &&
+	       counts_mappings(pool, heap, fd);
+}
+
+/* Called with the lock held: forgets entry i (an uncounted buffer out,
+ * whose only fd is the caller's), closing nothing. */
+static void forget(struct ion_pool *pool, size_t i)
+{
+	pool->n_unanchored--;
+	/* In order: the buffers ready stay in the order they came. */
+	memmove(&pool->bufs[i], &pool->bufs[i + 1], (--pool->n_bufs - i) * sizeof(pool->bufs[0]));
+}
+
+/* Called with the lock held: a new entry for fd's buffer.  An uncounted
+ * buffer out keeps no anchor: fd is then the caller's, not the pool's. */
+static int add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state state,
+		   bool counted)
 {
 	struct pool_buf *b;
 	struct stat st;
@@ -199,12 +256,67 @@ static int add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state st
 	b = &pool->bufs[pool->n_bufs++];
 	*b = (struct pool_buf){
 		.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .size = size,
-		.state = state, .since_ns = now_ns(),
-		.counted = ion_fd_kind(fd) == ION_FD_DMABUF && file_refs(fd) > 0,
+		.state = state, .since_ns = now_ns(), .counted = counted,
 	};
+	if (state == BUF_OUT && !counted) {
+		b->fd = -1;
+		pool->n_unanchored++;
+	}
 	if (state != BUF_OUT)
 		account(pool, (long long)size);
 	return 0;
+}
+
+/*
+ * Called with the lock held, when uncounted buffers out have piled up:
+ * forgets those that no fd of this process holds any more (closed without
+ * a put).  One scan of /proc/self/fd for every forget_at of them.
+ */
+static void forget_closed(struct ion_pool *pool)
+{
+	DIR *dir;
+	struct dirent *e;
+	bool *seen;
+
+	if (pool->n_unanchored < (pool->forget_at ? pool->forget_at : 64))
+		return;
+	seen = calloc(pool->n_bufs, sizeof(*seen));
+	dir = seen ? opendir("/proc/self/fd") : NULL;
+	if (!dir) {
+		free(seen);
+		return;
+	}
+	while ((e = readdir(dir))) {
+		struct stat st;
+
+		if (e->d_name[0] == '.' || fstatat(dirfd(dir), e->d_name, &st, 0) < 0)
+			continue;
+		for (size_t i = 0; i < pool->n_bufs; i++)
+			if (pool->bufs[i].fd < 0 && pool->bufs[i].dev == st.st_dev &&
+			    pool->bufs[i].ino == st.st_ino)
+				seen[i] = true;
+	}
+	closedir(dir);
+	for (size_t i = pool->n_bufs; i-- > 0;)
+		if (pool->bufs[i].fd < 0 && !seen[i])
+			forget(pool, i); /* moves only entries after i, already seen to */
+	free(seen);
+	pool->forget_at = 2 * pool->n_unanchored > 64 ? 2 * pool->n_unanchored : 64;
+}
+
+/* Called with the lock held: whether a heap pool's class has as many
+ * buffers ready as its hint asks, so that one more back is one too many. */
+static size_t ready(const struct ion_pool *pool, size_t size);
+static bool hint_full(const struct ion_pool *pool, size_t size)
+{
+	/* Only a heap's pool, which no caller can trim: a caller's pool
+	 * keeps what comes back, up to its limits. */
+	if (!pool->heap_pool)
+		return false;
+	for (size_t h = 0; h < pool->n_hints; h++)
+		if (size_class(pool->hints[h].size) == size)
+			return ready(pool, size) >= pool->hints[h].count;
+	return false;
 }
 
 /*
@@ -224,7 +336,7 @@ static void reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool s
 			max--;
 			if (file_refs(b->fd) != 1)
 				continue;
-			if (!room_for(pool, b->size)) {
+			if (!room_for(pool, b->size) || hint_full(pool, b->size)) {
 				drop(pool, i--, true);
 				continue;
 			}
@@ -380,14 +492,18 @@ static int fill(struct ion_pool *pool, bool only_low)
 		if (!size || have >= want || (only_low && have > want / 2))
 			continue;
 		while (have < want) {
+			const struct ion_heap *heap = NULL;
+			bool counted = false;
 			int fd, r;
 
 			if (!room_for(pool, size))
 				break;
 			pthread_mutex_unlock(&pool->lock);
-			r = ion_solution_alloc_len(pool->solution, size, &fd, NULL);
+			r = ion_solution_alloc_len(pool->solution, size, &fd, &heap);
+			if (r == 0)
+				counted = is_counted(pool, heap, fd);
 			pthread_mutex_lock(&pool->lock);
-			if (r == 0 && (r = add_buf(pool, fd, size, BUF_FREE)) < 0)
+			if (r == 0 && (r = add_buf(pool, fd, size, BUF_FREE, counted)) < 0)
 				close(fd);
 			if (r < 0) {
 				pthread_mutex_unlock(&pool->lock);
@@ -486,7 +602,7 @@ static void *refill_thread(void *arg)
 
 /* ---- fork ---- */
 
-static void fork_prepare(void)
+void ion_pools_fork_prepare(void)
 {
 	pthread_mutex_lock(&all_lock);
 	for (struct ion_pools *all = all_pools; all; all = all->next) {
@@ -496,7 +612,7 @@ static void fork_prepare(void)
 	}
 }
 
-static void fork_parent(void)
+void ion_pools_fork_parent(void)
 {
 	for (struct ion_pools *all = all_pools; all; all = all->next) {
 		for (struct ion_pool *p = all->list; p; p = p->next)
@@ -507,7 +623,7 @@ static void fork_parent(void)
 }
 
 /* The child: empty pools, no thread, none of the parent's pooled fds. */
-static void fork_child(void)
+void ion_pools_fork_child(void)
 {
 	for (struct ion_pools *all = all_pools; all; all = all->next) {
 		for (struct ion_pool *p = all->list; p; p = p->next) {
@@ -524,16 +640,11 @@ static void fork_child(void)
 	pthread_mutex_unlock(&all_lock);
 }
 
-static void register_fork_handlers(void)
-{
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
-}
-
 /* ---- the context's side ---- */
 
 void ion_pools_init(struct ion_pools *pools)
 {
-	pthread_once(&fork_once, register_fork_handlers);
+	ion_fork_handlers_register();
 	pthread_mutex_init(&pools->lock, NULL);
 	atomic_init(&pools->held, 0);
 	pools->wake_fd = -1;
@@ -565,17 +676,17 @@ void ion_pools_fini(struct ion_pools *pools)
 	if (joined)
 		pthread_join(pools->thread, NULL);
 	/* The heap pools are the context's; users' pools hold it alive. */
-	{
-		_Atomic(struct ion_pool *) *slots =
-			atomic_load_explicit(&pools->heap_pools, memory_order_acquire);
+	for (;;) {
+		struct ion_pool *heap_pool = NULL;
 
-		for (unsigned int i = 0; slots && i < pools->n_heap_pools; i++) {
-			struct ion_pool *p = atomic_load_explicit(&slots[i], memory_order_acquire);
-
-			if (p)
-				pool_free(p);
-		}
-		free(slots);
+		pthread_mutex_lock(&pools->lock);
+		for (struct ion_pool *p = pools->list; p && !heap_pool; p = p->next)
+			if (p->heap_pool)
+				heap_pool = p;
+		pthread_mutex_unlock(&pools->lock);
+		if (!heap_pool)
+			break;
+		pool_free(heap_pool);
 	}
 	if (pools->wake_fd >= 0)
 		close(pools->wake_fd);
@@ -675,34 +786,25 @@ ION_EXPORT int ion_pool_new(struct ion_solution *solution, struct ion_pool **ret
 }
 
 struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap *heap,
-				     unsigned int flags)
+				     unsigned int flags, size_t len)
 {
 	struct ion_pools *all = &ctx->pools;
-	_Atomic(struct ion_pool *) *slots;
+	_Atomic(struct ion_pool *) *slot;
 	struct ion_solution *solution = NULL;
 	struct ion_pool *pool = NULL, *expected = NULL;
-	const struct ion_registry *reg;
-	unsigned int slot;
+	bool hinted = false;
 
 	if (!heap->n_pool_hints)
 		return NULL;
-	slot = heap->index * 4 + (flags & 3);
-	slots = atomic_load_explicit(&all->heap_pools, memory_order_acquire);
-	if (slots && (pool = atomic_load_explicit(&slots[slot], memory_order_acquire)))
-		return pool;
-	if (!slots) {
-		if (ion_ctx_registry(ctx, &reg) < 0)
-			return NULL;
-		pthread_mutex_lock(&all->lock);
-		slots = atomic_load_explicit(&all->heap_pools, memory_order_relaxed);
-		if (!slots && (slots = calloc(reg->n_heaps * 4, sizeof(*slots)))) {
-			all->n_heap_pools = reg->n_heaps * 4;
-			atomic_store_explicit(&all->heap_pools, slots, memory_order_release);
-		}
-		pthread_mutex_unlock(&all->lock);
-		if (!slots)
-			return NULL;
-	}
+	for (size_t h = 0; h < heap->n_pool_hints && !hinted; h++)
+		hinted = size_class(heap->pool_hints[h].size) == len;
+	/* A heap is immutable but for this slot, set once. */
+	slot = (_Atomic(struct ion_pool *) *)&heap->pools[flags & 3];
+	pool = atomic_load_explicit(slot, memory_order_acquire);
+	if (pool)
+		return hinted ? pool : NULL;
+	/* Made at the heap's first use, whatever the size, so that the
+	 * hinted sizes are ready by the time they are asked for. */
 	if (ion_solution_for_heap(ctx, heap, flags, &solution) < 0 ||
 	    pool_create(ctx, solution, true, &pool) < 0 ||
 	    set_hints(pool, heap->pool_hints, heap->n_pool_hints) < 0) {
@@ -713,10 +815,10 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	}
 	ion_solution_unref(solution);
 	pool->background = true;
-	if (!atomic_compare_exchange_strong_explicit(&slots[slot], &expected, pool,
+	if (!atomic_compare_exchange_strong_explicit(slot, &expected, pool,
 						     memory_order_acq_rel, memory_order_acquire)) {
 		pool_free(pool); /* another thread made it first */
-		return expected;
+		return hinted ? expected : NULL;
 	}
 	pthread_mutex_lock(&all->lock);
 	if (start_thread(ctx) < 0)
@@ -724,7 +826,7 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	wake(all);
 	pthread_mutex_unlock(&all->lock);
 	ion_dbg(ctx, "heap %s: a pool for the board's Pool hint", heap->name);
-	return pool;
+	return hinted ? pool : NULL;
 }
 
 ION_EXPORT struct ion_pool *ion_pool_ref(struct ion_pool *pool)
@@ -742,12 +844,77 @@ ION_EXPORT struct ion_pool *ion_pool_unref(struct ion_pool *pool)
 	return NULL;
 }
 
+/*
+ * Called with the lock held, when no buffer of the class is clean: zeroes
+ * a dirty one here, without the lock (a kernel allocation would zero just
+ * as much, and a pool whose thread lags must not grow instead).  Its
+ * index once clean, or -1.
+ */
+static ssize_t scrub_one(struct ion_pool *pool, size_t size)
+{
+	struct pool_buf copy;
+	ssize_t i;
+	int r;
+
+	for (i = 0; i < (ssize_t)pool->n_bufs; i++)
+		if (pool->bufs[i].state == BUF_DIRTY && pool->bufs[i].size == size)
+			break;
+	if (i == (ssize_t)pool->n_bufs)
+		return -1;
+	pool->bufs[i].state = BUF_SCRUB;
+	copy = pool->bufs[i];
+	pthread_mutex_unlock(&pool->lock);
+	r = scrub(&copy, pool->zero);
+	pthread_mutex_lock(&pool->lock);
+	/* Found again by its anchor: other buffers may have moved. */
+	for (i = 0; i < (ssize_t)pool->n_bufs; i++)
+		if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB)
+			break;
+	if (i == (ssize_t)pool->n_bufs)
+		return -1;
+	if (r < 0) {
+		drop(pool, (size_t)i, false);
+		return -1;
+	}
+	pool->bufs[i].state = BUF_FREE;
+	return i;
+}
+
+/* Called with the lock held: hands out buffer i (free); its fd for the
+ * caller, or a negative errno. */
+static int hand_out(struct ion_pool *pool, size_t i)
+{
+	struct pool_buf *b = &pool->bufs[i];
+	int fd;
+
+	if (b->counted) {
+		/* The anchor stays: the kernel's count says when it is back. */
+		fd = fcntl(b->fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return neg_errno();
+	} else {
+		/* Nobody could tell when it is back: the caller gets the only
+		 * fd, so that a close releases it. */
+		fd = b->fd;
+		b->fd = -1;
+		pool->n_unanchored++;
+	}
+	b->state = BUF_OUT;
+	account(pool, -(long long)b->size);
+	pool->stats[ION_POOL_STAT_HITS]++;
+	/* A heap's pool has no put: what it cannot count, it forgets. */
+	if (!b->counted && pool->heap_pool)
+		forget(pool, i);
+	return fd;
+}
+
 ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 {
+	const struct ion_heap *heap = NULL;
 	size_t size;
 	ssize_t i;
 	int fd, out, r;
-	bool low;
+	bool low, counted;
 
 	if (!pool || !ret_fd)
 		return -EINVAL;
@@ -758,27 +925,21 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	expire(pool);
 	i = find_free(pool, size);
 	if (i < 0) {
-		/* Before asking the kernel: buffers of the class free again.
-		 * With the background thread on, the zeroing is its job: a hot
-		 * path that finds nothing clean allocates instead of waiting. */
-		reclaim(pool, size, 8, !pool->background || !pool->ctx->pools.running);
+		/* Before asking the kernel: buffers of the class free again. */
+		reclaim(pool, size, 8, false);
 		i = find_free(pool, size);
+		if (i < 0)
+			i = scrub_one(pool, size);
 	}
 	if (i >= 0) {
-		fd = fcntl(pool->bufs[i].fd, F_DUPFD_CLOEXEC, 3);
-		if (fd < 0) {
-			r = neg_errno();
-			pthread_mutex_unlock(&pool->lock);
-			return r;
-		}
-		pool->bufs[i].state = BUF_OUT;
-		account(pool, -(long long)size);
-		pool->stats[ION_POOL_STAT_HITS]++;
+		fd = hand_out(pool, (size_t)i);
 		/* Wake the refill thread only at the low watermark: a write to
 		 * its eventfd on every hit would cost the hot path a syscall
 		 * and a contended wake-up. */
-		low = pool->background && below_watermark(pool, size);
+		low = fd >= 0 && pool->background && below_watermark(pool, size);
 		pthread_mutex_unlock(&pool->lock);
+		if (fd < 0)
+			return fd;
 		if (low)
 			wake(&pool->ctx->pools);
 		*ret_fd = fd;
@@ -787,9 +948,21 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	pool->stats[ION_POOL_STAT_MISSES]++;
 	pthread_mutex_unlock(&pool->lock);
 
-	r = ion_solution_alloc_len(pool->solution, size, &fd, NULL);
+	r = ion_solution_alloc_len(pool->solution, size, &fd, &heap);
 	if (r < 0)
 		return r;
+	counted = is_counted(pool, heap, fd);
+	if (!counted) {
+		/* Tracked (for a put to recognise) but not anchored. */
+		if (!pool->heap_pool) {
+			pthread_mutex_lock(&pool->lock);
+			forget_closed(pool);
+			(void)add_buf(pool, fd, size, BUF_OUT, false);
+			pthread_mutex_unlock(&pool->lock);
+		}
+		*ret_fd = fd;
+		return 0;
+	}
 	out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (out < 0) {
 		r = neg_errno();
@@ -797,7 +970,7 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 		return r;
 	}
 	pthread_mutex_lock(&pool->lock);
-	r = add_buf(pool, fd, size, BUF_OUT);
+	r = add_buf(pool, fd, size, BUF_OUT, true);
 	pthread_mutex_unlock(&pool->lock);
 	if (r < 0)
 		close(fd); /* the caller's fd stands: not pooled, that is all */
@@ -805,40 +978,13 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	return 0;
 }
 
-ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
+/* Called with the lock held: buffer i, back and held by nothing else,
+ * becomes dirty, or goes where a limit or a full hint says so. */
+static void take_back(struct ion_pool *pool, size_t i)
 {
-	struct stat st;
-	size_t i;
-	int refs;
-
-	if (!pool || (flags & ~ION_POOL_VOUCH))
-		return -EINVAL;
-	if (fd < 0 || fstat(fd, &st) < 0)
-		return fd < 0 ? -EBADF : neg_errno();
-	pthread_mutex_lock(&pool->lock);
-	for (i = 0; i < pool->n_bufs; i++)
-		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].dev == st.st_dev &&
-		    pool->bufs[i].ino == st.st_ino)
-			break;
-	if (i == pool->n_bufs) {
-		/* Not one of ours out: the fd stays the caller's. */
-		pthread_mutex_unlock(&pool->lock);
-		return -EINVAL;
-	}
-	close(fd);
-	/* Held anywhere else (a dup, another process, a mapping, a device),
-	 * it stays out: reclaim() takes it back once its count says free. */
-	refs = pool->bufs[i].counted ? file_refs(pool->bufs[i].fd) : -ENOENT;
-	if (refs > 1 || (refs < 0 && pool->bufs[i].counted)) {
-		pthread_mutex_unlock(&pool->lock);
-		return 0;
-	}
-	/* A memfd: nobody can tell, so only the caller's word brings it back. */
-	if ((!pool->bufs[i].counted && !(flags & ION_POOL_VOUCH)) ||
-	    !room_for(pool, pool->bufs[i].size)) {
-		drop(pool, i, !pool->bufs[i].counted ? false : true);
-		pthread_mutex_unlock(&pool->lock);
-		return 0;
+	if (!room_for(pool, pool->bufs[i].size) || hint_full(pool, pool->bufs[i].size)) {
+		drop(pool, i, true); /* over a limit: released, as a trim */
+		return;
 	}
 	pool->bufs[i].state = BUF_DIRTY;
 	account(pool, (long long)pool->bufs[i].size);
@@ -849,11 +995,65 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 			pool->bufs[i].state = BUF_FREE;
 			pool->bufs[i].since_ns = now_ns();
 		}
-		pthread_mutex_unlock(&pool->lock);
-		return 0;
 	}
+}
+
+ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
+{
+	struct stat st;
+	size_t i;
+	int refs;
+	bool dirty;
+
+	if (!pool || (flags & ~ION_POOL_VOUCH))
+		return -EINVAL;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return fd < 0 ? -EBADF : neg_errno();
+	pthread_mutex_lock(&pool->lock);
+	/* The pool's own fd under a stale number (a second put of an fd
+	 * whose number an anchor took since): not the caller's to give. */
+	for (i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].fd == fd)
+			break;
+	if (i == pool->n_bufs)
+		for (i = 0; i < pool->n_bufs; i++)
+			if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].dev == st.st_dev &&
+			    pool->bufs[i].ino == st.st_ino)
+				break;
+	if (i == pool->n_bufs || pool->bufs[i].fd == fd) {
+		/* Not one of ours out: the fd stays the caller's. */
+		pthread_mutex_unlock(&pool->lock);
+		return -EINVAL;
+	}
+	if (!pool->bufs[i].counted) {
+		/* A memfd: nobody can tell, so only the caller's word brings it
+		 * back, and then its fd becomes the anchor. */
+		int anchor = flags & ION_POOL_VOUCH ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+
+		close(fd);
+		if (anchor < 0) {
+			forget(pool, i);
+			pthread_mutex_unlock(&pool->lock);
+			return 0;
+		}
+		pool->bufs[i].fd = anchor;
+		pool->n_unanchored--;
+	} else {
+		close(fd);
+		/* Held anywhere else (a dup, another process, a mapping, a
+		 * device), it stays out: reclaim() takes it back once its
+		 * count says free. */
+		refs = file_refs(pool->bufs[i].fd);
+		if (refs != 1) {
+			pthread_mutex_unlock(&pool->lock);
+			return 0;
+		}
+	}
+	take_back(pool, i);
+	dirty = i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
 	pthread_mutex_unlock(&pool->lock);
-	wake(&pool->ctx->pools);
+	if (dirty)
+		wake(&pool->ctx->pools);
 	return 0;
 }
 
@@ -974,11 +1174,27 @@ ION_EXPORT unsigned long long ion_pool_get_stat(const struct ion_pool *pool,
 
 ION_EXPORT int ion_ctx_set_pool_limit(struct ion_ctx *ctx, unsigned long long bytes)
 {
+	struct ion_pools *all;
+
 	if (!ctx)
 		return -EINVAL;
-	pthread_mutex_lock(&ctx->pools.lock);
-	ctx->pools.limit = bytes;
-	pthread_mutex_unlock(&ctx->pools.lock);
+	all = &ctx->pools;
+	pthread_mutex_lock(&all->lock);
+	all->limit = bytes;
+	/* A lower limit holds at once: pools give up idle buffers, in turn,
+	 * until all of them together are within it. */
+	for (struct ion_pool *p = all->list; bytes && p; p = p->next) {
+		unsigned long long total = atomic_load_explicit(&all->held, memory_order_relaxed);
+		unsigned long long over = total > bytes ? total - bytes : 0, held;
+
+		if (!over)
+			break;
+		pthread_mutex_lock(&p->lock);
+		held = p->held;
+		pthread_mutex_unlock(&p->lock);
+		trim_pool(p, held > over ? held - over : 0);
+	}
+	pthread_mutex_unlock(&all->lock);
 	return 0;
 }
 

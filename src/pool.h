@@ -20,11 +20,7 @@ struct ion_pool;
 /* What a context keeps of its pools (embedded in struct ion_ctx). */
 struct ion_pools {
 	pthread_mutex_t lock;		/* the list, the heap pools, the thread */
-	struct ion_pool *list;		/* every pool of the context */
-	/* The heap pools, by heap index * 4 + cache flags: read without the
-	 * lock on every allocation, set once each. */
-	_Atomic(_Atomic(struct ion_pool *) *) heap_pools;
-	unsigned int n_heap_pools;
+	struct ion_pool *list;		/* every pool of the context, heap pools too */
 	atomic_ullong held;		/* bytes all pools hold */
 	unsigned long long limit;	/* 0: none */
 	/* The background thread: started by the first pool that wants it. */
@@ -36,15 +32,22 @@ struct ion_pools {
 };
 
 void ion_pools_init(struct ion_pools *pools);
+/* fork(): every pool's lock taken (called by context.c's handlers, inside
+ * the contexts' fork lock); the child empties every pool. */
+void ion_pools_fork_prepare(void);
+void ion_pools_fork_parent(void);
+void ion_pools_fork_child(void);
 /* Stops the thread and frees the heap pools (at the context's end). */
 void ion_pools_fini(struct ion_pools *pools);
 
 /*
  * The pool of a heap whose board file gives it a Pool hint, for
- * allocations with these cache flags: made (and filled in the background)
- * on first use.  NULL when the heap has no hint, or on ENOMEM.
+ * allocations of len bytes with these cache flags: made (and filled in
+ * the background) on the heap's first use.  NULL when no hint of the
+ * heap names exactly len's size (a pool's size classes must not change what an
+ * allocation by name gives), or on ENOMEM.
  */
 struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap *heap,
-				     unsigned int flags);
+				     unsigned int flags, size_t len);
 
 #endif

@@ -77,11 +77,17 @@ int ion_heap_open_node(struct ion_ctx *ctx, struct ion_heap *heap, int flags,
 		return 0;
 	if (ion_errno_transient(fd))
 		return fd;
-	if (why)
+	if (why) {
 		ion_heap_set_unavailable(heap, fd, "%s %s (wanted: %s%s%s)", heap->node, why,
 					 subsystem, name ? " " : "", name ? name : "");
-	else
+	} else if (fd == -EACCES || fd == -EPERM) {
+		_cleanup_free_ char *hint = ion_access_hint(heap->node);
+
+		ion_heap_set_unavailable(heap, fd, "open %s: %s%s%s", heap->node, strerror(-fd),
+					 hint ? ": " : "", hint ? hint : "");
+	} else {
 		ion_heap_set_unavailable(heap, fd, "open %s: %s", heap->node, strerror(-fd));
+	}
 	return 0;
 }
 
@@ -154,6 +160,7 @@ void ion_registry_free(struct ion_registry *reg)
 {
 	if (!reg)
 		return;
+	ion_registry_free(reg->older);
 	for (unsigned int i = 0; i < reg->n_devices; i++)
 		ion_device_release(reg->devices[i]);
 	free(reg->devices);
@@ -588,6 +595,50 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 	}
 	*ret = reg;
 	return 0;
+}
+
+static bool same_strings(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* Whether two discoveries found the same heaps and devices. */
+static bool same_registry(const struct ion_registry *a, const struct ion_registry *b)
+{
+	if (a->n_heaps != b->n_heaps || a->n_devices != b->n_devices)
+		return false;
+	for (unsigned int i = 0; i < a->n_heaps; i++) {
+		const struct ion_heap *x = a->heaps[i], *y = b->heaps[i];
+
+		if (!same_strings(x->name, y->name) || x->backend != y->backend ||
+		    x->error != y->error || !same_strings(x->node, y->node))
+			return false;
+	}
+	for (unsigned int i = 0; i < a->n_devices; i++)
+		if (!same_strings(ion_device_get_syspath(a->devices[i]),
+				  ion_device_get_syspath(b->devices[i])) ||
+		    !same_strings(ion_device_get_devnode(a->devices[i]),
+				  ion_device_get_devnode(b->devices[i])))
+			return false;
+	return true;
+}
+
+int ion_registry_rediscover(struct ion_ctx *ctx)
+{
+	struct ion_registry *old = atomic_load_explicit(&ctx->registry, memory_order_relaxed);
+	struct ion_registry *reg;
+	int r = discover(ctx, &reg);
+
+	if (r < 0)
+		return r;
+	if (old && same_registry(old, reg)) {
+		ion_registry_free(reg);
+		return 0;
+	}
+	reg->older = old;
+	atomic_store_explicit(&ctx->registry, reg, memory_order_release);
+	ion_dbg(ctx, "rescan: %u heaps and %u devices now", reg->n_heaps, reg->n_devices);
+	return 1;
 }
 
 int ion_registry_discover(struct ion_ctx *ctx, const struct ion_registry **ret)

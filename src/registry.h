@@ -58,6 +58,14 @@ struct ion_heap {
 	/* The board's Pool hint: keep these buffers ready (pool.c). */
 	struct ion_pool_hint *pool_hints;
 	size_t n_pool_hints;
+	/* The heap's own pools, by cache flags, made on first use: the one
+	 * thing about a heap that is set after discovery, once, atomically.
+	 * The context owns them (pool.c frees them with it). */
+	_Atomic(struct ion_pool *) pools[4];
+	/* Whether the kernel counts a mapping of its buffers in the file's
+	 * references (pool.c finds out on first use): 0 not known yet, 1
+	 * yes, -1 no (5.10's vgem moves a mapping onto its shmem file). */
+	atomic_int maps_counted;
 };
 
 struct ion_device;
@@ -74,6 +82,9 @@ struct ion_registry {
 	uint64_t mem_total, cma_total;	/* /proc/meminfo's, in bytes (0: unknown) */
 	struct ion_device **devices;	/* the devices discovery read */
 	unsigned int n_devices;
+	/* The registry this one replaced at a rescan: kept, since heaps and
+	 * devices got from it must stay valid for the context's life. */
+	struct ion_registry *older;
 };
 
 /* ---- for backends, while they probe ---- */
@@ -117,6 +128,13 @@ bool ion_is_cma_name(const char *name);
  * area means one memory.  malloc'ed; NULL on ENOMEM. */
 char *ion_cma_memory_key(const char *name);
 
+/* Frees reg and the older registries it replaced. */
 void ion_registry_free(struct ion_registry *reg);
+/*
+ * With the context's lock held: discovery again, the result replacing the
+ * registry when heaps or devices differ (the old one kept).  1 when they
+ * changed, 0 when not, or discovery's negative errno.
+ */
+int ion_registry_rediscover(struct ion_ctx *ctx);
 
 #endif

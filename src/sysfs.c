@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <grp.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include "sysfs.h"
@@ -120,6 +122,38 @@ int ion_open_device_node(const char *sysroot, const char *path, int flags,
 			return r;
 	}
 	return steal_fd(&fd);
+}
+
+char *ion_access_hint(const char *path)
+{
+	char user[64], group[64], *hint;
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	char buf[4096];
+	const char *kind = strstr(path, "/dma_heap/") ? "DMA-BUF heaps"
+			   : strstr(path, "/dri/") ? "DRM nodes"
+			   : strstr(path, "udmabuf") ? "/dev/udmabuf"
+			   : strstr(path, "/ion") ? "/dev/ion" : NULL;
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return NULL;
+	if (getpwuid_r(st.st_uid, &pw, buf, sizeof(buf), &pwp) == 0 && pwp)
+		snprintf(user, sizeof(user), "%s", pwp->pw_name);
+	else
+		snprintf(user, sizeof(user), "%u", (unsigned int)st.st_uid);
+	if (getgrgid_r(st.st_gid, &gr, buf, sizeof(buf), &grp) == 0 && grp)
+		snprintf(group, sizeof(group), "%s", grp->gr_name);
+	else
+		snprintf(group, sizeof(group), "%u", (unsigned int)st.st_gid);
+	if (asprintf(&hint, "%s is %s:%s %04o%s%s%s%s", path, user, group,
+		     (unsigned int)(st.st_mode & 07777),
+		     kind ? "; libion's udev rule (70-libion.rules) gives " : "",
+		     kind ? kind : "",
+		     kind ? " to group video (0660): add the user to video" : "",
+		     !kind && strcmp(group, "root") ? ": add the user to that group" : "") < 0)
+		return NULL;
+	return hint;
 }
 
 char **ion_split_nul_list(const char *text, size_t len)

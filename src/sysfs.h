@@ -51,6 +51,14 @@ bool ion_sysfs_exists_at(int dirfd, const char *name);
 int ion_open_device_node(const char *sysroot, const char *path, int flags,
 			 const char *subsystem, const char *name,
 			 const char **ret_why);
+/*
+ * For a node open() refused with EACCES or EPERM: one line saying whose
+ * it is, its mode, and what would let this user in ("/dev/dma_heap/system
+ * is root:root 0600: libion's udev rule (70-libion.rules) makes DMA-BUF
+ * heaps root:video 0660; then add the user to group video").  malloc'ed,
+ * or NULL.
+ */
+char *ion_access_hint(const char *path);
 /* Splits a NUL-separated list (device-tree compatible) into a
  * NULL-terminated array; NULL on ENOMEM. */
 char **ion_split_nul_list(const char *text, size_t len);

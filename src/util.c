@@ -11,6 +11,11 @@
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
 
+#include "config.h"
+#if HAVE_VALGRIND_MEMCHECK_H
+#include <valgrind/memcheck.h>
+#endif
+
 #include "util.h"
 
 int ion_ioctl_retry(int fd, unsigned long request, void *arg)
@@ -79,8 +84,12 @@ int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
 
 	struct rlimit fsize;
 
+	/* Only a 64-bit size_t can exceed it (-Wtype-limits refuses the
+	 * comparison on 32-bit machines). */
+#if SIZE_MAX > INT64_MAX
 	if (len > INT64_MAX)
 		return -EINVAL;
+#endif
 	/* Past RLIMIT_FSIZE, ftruncate() would kill us with SIGXFSZ. */
 	if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
 	    len > fsize.rlim_cur)
@@ -262,8 +271,13 @@ int ion_copy_out(void *dst, const void *src, size_t len)
 		return 0;
 	/* Into our own memory, as the kernel would: EFAULT, not SIGSEGV. */
 	n = process_vm_writev(getpid(), &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
+	if (n == (ssize_t)len) {
+#if HAVE_VALGRIND_MEMCHECK_H
+		/* valgrind takes the syscall for a write to another process. */
+		VALGRIND_MAKE_MEM_DEFINED(dst, len);
+#endif
 		return 0;
+	}
 	if (n >= 0 || errno == EFAULT)
 		return -EFAULT;
 	/* Not allowed here (seccomp, an old kernel): the slower way. */

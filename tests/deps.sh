@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Installs what building and testing libion needs on Debian 12.
-#   tests/deps.sh          build + host tests (umockdev too) + VM suite
+#   tests/deps.sh          build + host tests (umockdev too) + VM suites +
+#                          the aarch64 and armhf cross builds
 #   tests/deps.sh --build  only what building and running ionctl needs
+# LIBION_SKIP_CROSS=1 leaves the cross toolchains and foreign architectures out.
 set -euo pipefail
 
-build=(gcc g++ meson ninja-build pkg-config libdrm-dev libudev-dev libcmocka-dev)
-# unit-udev: fake udev devices under umockdev-wrapper
-test=(umockdev libumockdev-dev)
+build=(gcc g++ meson ninja-build pkg-config libdrm-dev libudev-dev)
+# libcmocka-dev: the test suites (only they need it)
+# umockdev: unit-udev, fake udev devices under umockdev-wrapper
+# clang: the subproject test builds a parent with gcc and clang, -Dwerror;
+#   with libclang-rt-14-dev (libFuzzer), the fuzzers
+# groff-base, man-db: the man page test renders each page with warnings on
+# udev: udev.pc, which says where the udev rule is installed (its daemon
+#   is not started where invoke-rc.d's policy forbids it, as in containers)
+# python3: the tests read ionctl's and meson's JSON
+test=(libcmocka-dev umockdev libumockdev-dev clang libclang-rt-14-dev groff-base man-db udev python3)
 vm=(valgrind qemu-system-x86 busybox-static cpio bc flex bison libelf-dev
-    libssl-dev xz-utils make linux-source-6.1 ca-certificates)
+    libssl-dev xz-utils make linux-source-6.1 ca-certificates clang)
+# Cross builds run under qemu-user; the arm64 VM's kernel is cross-built
+# and boots under qemu-system-aarch64 (package qemu-system-arm).  The
+# :arm64/:armhf -dev packages are Debian multiarch: they need the foreign
+# architectures, and pull in libc6:arm64/armhf, whose loader qemu-user runs.
+cross=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf
+       libc6-dev-armhf-cross qemu-user qemu-system-arm)
+for a in arm64 armhf; do
+	cross+=("libcmocka-dev:$a" "libdrm-dev:$a" "libudev-dev:$a")
+done
 
 pkgs=("${build[@]}")
-[ "${1:-}" = --build ] || pkgs+=("${test[@]}" "${vm[@]}")
+with_cross=0
+if [ "${1:-}" != --build ]; then
+	pkgs+=("${test[@]}" "${vm[@]}")
+	[ "${LIBION_SKIP_CROSS:-0}" = 1 ] || { pkgs+=("${cross[@]}"); with_cross=1; }
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -22,6 +44,16 @@ done
 
 sudo=
 [ "$(id -u)" = 0 ] || sudo=sudo
+if [ "$with_cross" = 1 ]; then
+	for a in arm64 armhf; do
+		dpkg --print-foreign-architectures | grep -qx "$a" ||
+			$sudo dpkg --add-architecture "$a"
+	done
+fi
 echo "deps: installing ${missing[*]}" >&2
 $sudo apt-get update -q >&2
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2
+# --no-remove: a foreign -dev package whose host twin is of another
+# version must never cost the machine a package; apt upgrades the host
+# library (same source, M-A: same) or stops here.
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
+	--no-remove "${missing[@]}" >&2

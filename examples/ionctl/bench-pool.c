@@ -315,6 +315,7 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 		      unsigned int rounds, unsigned int stream_s, int json)
 {
 	struct ion_ctx *ctx = ionctl_ctx_new("bench");
+	unsigned int measured = 0, failed = 0;
 	int n, first = 1;
 
 	if (!ctx)
@@ -343,6 +344,10 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 			row.error = solve_heap(ctx, h, sizes[k], &sol);
 			if (row.error == 0)
 				measure(sol, &raw, sizes[k], rounds, &row);
+			if (row.error)
+				failed++;
+			else
+				measured++;
 			print_row(&row, raw.name, json, &first);
 			fflush(stdout);
 			ion_solution_unref(sol);
@@ -392,7 +397,12 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 			raw_alloc_fini(&raw);
 		}
 		ion_solution_unref(sol);
-		if (json)
+		if (r < 0)
+			failed++;
+		if (json && r < 0)
+			printf("],\n \"stream\": {\"heap\": \"%s\", \"size\": %u, \"error\": \"%s\"}}\n",
+			       h ? ion_heap_get_name(h) : "", 8u << 20, strerror(-r));
+		else if (json)
 			printf("],\n \"stream\": {\"heap\": \"%s\", \"size\": %u, \"stream_p50_ns\": %.0f, "
 			       "\"stream_p99_ns\": %.0f, \"raw_p50_ns\": %.0f, \"raw_paced_p50_ns\": %.0f, "
 			       "\"raw_paced_p99_ns\": %.0f}}\n",
@@ -407,5 +417,11 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 		printf("]}\n");
 	}
 	ion_ctx_unref(ctx);
+	if (measured == 0 && failed == 0)
+		return ionctl_fail("bench", 0, "--pool: nothing measured (no available heap%s%s "
+				   "with a raw call to compare with)", only ? " " : "", only ? only : "");
+	if (failed)
+		return ionctl_fail("bench", 0, "--pool: %u measurement%s failed", failed,
+				   failed == 1 ? "" : "s");
 	return 0;
 }

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "bench-raw.h"
-#include "config.h"
 #include "uapi/dma-heap.h"
 #include "uapi/ion.h"
 #include "uapi/udmabuf.h"

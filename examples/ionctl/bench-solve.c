@@ -217,9 +217,27 @@ struct alloc_bench {
 	const char *heap;		/* by name */
 	struct ion_alloc_config *config; /* for the set */
 	struct ion_solution *solution;	/* solved once */
-	double by_name_ns, for_set_ns, solved_ns;
-	char devices[256];
+	struct ion_device *devices[16];	/* the set, for late buffers */
+	unsigned int n_devices;
+	double by_name_ns, for_set_ns, solved_ns, late_ns;
+	char names[256];
 };
+
+/* A late buffer: attach the set, take its fd (the solve and allocation),
+ * drop it. */
+static int late_alloc(struct ion_ctx *ctx, struct ion_device *const *devices,
+		      unsigned int n, size_t len)
+{
+	struct ion_buffer *b;
+	int fd, r = ion_buffer_new(ctx, len, &b);
+
+	for (unsigned int i = 0; r == 0 && i < n; i++)
+		r = ion_buffer_attach(b, devices[i]);
+	if (r == 0)
+		r = ion_buffer_get_fd(b, &fd);
+	ion_buffer_unref(b);
+	return r;
+}
 
 /* ns per call of one way of allocating, over calls calls. */
 static double run(struct ion_ctx *ctx, struct alloc_bench *a, int how, unsigned int calls)
@@ -227,13 +245,15 @@ static double run(struct ion_ctx *ctx, struct alloc_bench *a, int how, unsigned 
 	double start = ionctl_now_ns();
 
 	for (unsigned int i = 0; i < calls; i++) {
-		int fd, r = how == 0 ? ion_ctx_alloc(ctx, a->heap, 1 << 20, 0, &fd)
-			  : how == 1 ? ion_ctx_allocate(ctx, a->config, &fd, NULL)
-				     : ion_solution_alloc(a->solution, &fd, NULL);
+		int fd = -1, r = how == 0 ? ion_ctx_alloc(ctx, a->heap, 1 << 20, 0, &fd)
+			       : how == 1 ? ion_ctx_allocate(ctx, a->config, &fd, NULL)
+			       : how == 2 ? ion_solution_alloc(a->solution, &fd, NULL)
+					  : late_alloc(ctx, a->devices, a->n_devices, 1 << 20);
 
 		if (r < 0)
 			return r;
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 	}
 	return (ionctl_now_ns() - start) / calls;
 }
@@ -255,8 +275,10 @@ static int pick_set(struct ion_ctx *ctx, char **specs, int n_specs, struct alloc
 		if (r < 0)
 			break;
 		r = ion_alloc_config_add_device(a->config, dev);
-		snprintf(a->devices + strlen(a->devices), sizeof(a->devices) - strlen(a->devices),
-			 "%s%s", *a->devices ? " " : "", ion_device_get_name(dev));
+		snprintf(a->names + strlen(a->names), sizeof(a->names) - strlen(a->names),
+			 "%s%s", *a->names ? " " : "", ion_device_get_name(dev));
+		if (a->n_devices < 16)
+			a->devices[a->n_devices++] = ion_device_ref(dev);
 		ion_device_unref(dev);
 		if (r == 0 && (n_specs == 0 || i == n - 1)) {
 			int fd;
@@ -269,7 +291,9 @@ static int pick_set(struct ion_ctx *ctx, char **specs, int n_specs, struct alloc
 				/* Not this one: start again with the next. */
 				a->solution = ion_solution_unref(a->solution);
 				a->config = ion_alloc_config_free(a->config);
-				a->devices[0] = '\0';
+				a->names[0] = '\0';
+				while (a->n_devices)
+					ion_device_unref(a->devices[--a->n_devices]);
 				r = ion_alloc_config_new(&a->config);
 				if (r == 0)
 					r = ion_alloc_config_set_size(a->config, 1 << 20);
@@ -281,29 +305,26 @@ static int pick_set(struct ion_ctx *ctx, char **specs, int n_specs, struct alloc
 
 static int time_alloc(struct ion_ctx *ctx, struct alloc_bench *a, unsigned int rounds)
 {
-	double by_name[64], for_set[64], solved[64], t;
+	double ns[4][64], t;
 
-	for (int how = 0; how < 3; how++)
+	for (int how = 0; how < 4; how++)
 		if ((t = run(ctx, a, how, 8)) < 0)
 			return (int)t;
 	for (unsigned int k = 0; k < rounds; k++) {
-		by_name[k] = for_set[k] = solved[k] = 0;
-		/* Alternating runs, so that drift hits all three alike. */
-		for (int i = 0; i < 16; i++) {
-			if ((t = run(ctx, a, 0, 8)) < 0)
-				return (int)t;
-			by_name[k] += t / 16;
-			if ((t = run(ctx, a, 1, 8)) < 0)
-				return (int)t;
-			for_set[k] += t / 16;
-			if ((t = run(ctx, a, 2, 8)) < 0)
-				return (int)t;
-			solved[k] += t / 16;
-		}
+		/* Alternating runs, so that drift hits all four alike. */
+		for (int how = 0; how < 4; how++)
+			ns[how][k] = 0;
+		for (int i = 0; i < 16; i++)
+			for (int how = 0; how < 4; how++) {
+				if ((t = run(ctx, a, how, 8)) < 0)
+					return (int)t;
+				ns[how][k] += t / 16;
+			}
 	}
-	a->by_name_ns = ionctl_median(by_name, rounds);
-	a->for_set_ns = ionctl_median(for_set, rounds);
-	a->solved_ns = ionctl_median(solved, rounds);
+	a->by_name_ns = ionctl_median(ns[0], rounds);
+	a->for_set_ns = ionctl_median(ns[1], rounds);
+	a->solved_ns = ionctl_median(ns[2], rounds);
+	a->late_ns = ionctl_median(ns[3], rounds);
 	return 0;
 }
 
@@ -343,9 +364,11 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 		       n_devices, context_ns, solve_ns[0], solve_ns[1], solve_ns[2]);
 		if (ra == 0)
 			printf("%.3f, \"alloc\": {\"heap\": \"%s\", \"for\": \"%s\", \"by_name_ns\": %.0f, "
-			       "\"for_set_ns\": %.0f, \"solved_ns\": %.0f, \"solved_ratio\": %.3f}}\n",
-			       a.for_set_ns / a.by_name_ns, a.heap, a.devices, a.by_name_ns,
-			       a.for_set_ns, a.solved_ns, a.solved_ns / a.by_name_ns);
+			       "\"for_set_ns\": %.0f, \"solved_ns\": %.0f, \"solved_ratio\": %.3f, "
+			       "\"late_ns\": %.0f, \"late_ratio\": %.3f}}\n",
+			       a.for_set_ns / a.by_name_ns, a.heap, a.names, a.by_name_ns,
+			       a.for_set_ns, a.solved_ns, a.solved_ns / a.by_name_ns, a.late_ns,
+			       a.late_ns / a.by_name_ns);
 		else
 			printf("null, \"alloc\": {\"error\": \"%s\"}}\n",
 			       ra == -ENODEV ? "no device here that a heap can serve" : strerror(-ra));
@@ -355,15 +378,18 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 			printf("solve for %2u devices:        %10.1f ns\n", counts[i], solve_ns[i]);
 		if (ra == 0)
 			printf("1M from %s for {%s}: %.0f ns by name, %.0f ns for the set (%.3f),\n"
-			       "  %.0f ns from the solved set (%.3f)\n", a.heap, a.devices,
+			       "  %.0f ns from the solved set (%.3f), %.0f ns late: first fd of a buffer\n"
+			       "  the set attached to (%.3f)\n", a.heap, a.names,
 			       a.by_name_ns, a.for_set_ns, a.for_set_ns / a.by_name_ns, a.solved_ns,
-			       a.solved_ns / a.by_name_ns);
+			       a.solved_ns / a.by_name_ns, a.late_ns, a.late_ns / a.by_name_ns);
 		else
 			printf("allocation for a device set: not measured (%s)\n",
 			       ra == -ENODEV ? "no device here that a heap can serve" : strerror(-ra));
 	}
 	ion_solution_unref(a.solution);
 	ion_alloc_config_free(a.config);
+	while (a.n_devices)
+		ion_device_unref(a.devices[--a.n_devices]);
 	ion_ctx_unref(ctx);
 	return 0;
 }

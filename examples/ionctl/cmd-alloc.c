@@ -102,13 +102,44 @@ static int share_with_child(int fd, size_t len, unsigned int seed, pid_t *ret_pi
 static int usage(void)
 {
 	printf("usage: ionctl alloc --size SIZE [--heap NAME | --for DEVICE...] [--count N]\n"
-	       "                    [--cached]\n\n"
+	       "                    [--cached] [--json]\n\n"
 	       "Allocates N buffers of SIZE (K, M, G suffixes) from heap NAME, or from\n"
 	       "the best heap for every DEVICE given with --for (repeat it), or by\n"
 	       "default from the heap serving ION_HEAP_SYSTEM_MASK; writes a pattern\n"
 	       "through ion_sync() brackets, passes each buffer to a child process\n"
-	       "over a Unix socket and has the child check it.\n");
+	       "over a Unix socket and has the child check it.  Reports the size the\n"
+	       "buffer really has (whole pages, or more), which the pattern fills.\n"
+	       "--json: one object per buffer, {\"buffer\", \"heap\", \"backend\",\n"
+	       "\"requested\", \"size\", \"child\"} or {\"buffer\", \"error\"}.\n");
 	return 0;
+}
+
+/* One buffer's line of the report, as text or as JSON. */
+static void report(int json, size_t i, const struct ion_heap *heap, size_t asked,
+		   size_t size, pid_t pid, int err)
+{
+	if (!json) {
+		if (err)
+			return; /* said on stderr */
+		printf("buffer %zu: %zu bytes", i, size);
+		if (size != asked)
+			printf(" (%zu asked)", asked);
+		printf(" from %s (%s): written, read back, and checked by child %d\n",
+		       ion_heap_get_name(heap), ion_heap_get_backend(heap), (int)pid);
+		return;
+	}
+	printf("%s\n  {\"buffer\": %zu, \"heap\": ", i ? "," : "", i);
+	ionctl_json_string(heap ? ion_heap_get_name(heap) : NULL);
+	printf(", \"backend\": ");
+	ionctl_json_string(heap ? ion_heap_get_backend(heap) : NULL);
+	printf(", \"requested\": %zu", asked);
+	if (err) {
+		printf(", \"error\": ");
+		ionctl_json_string(strerror(-err));
+	} else {
+		printf(", \"size\": %zu, \"child\": %d", size, (int)pid);
+	}
+	putchar('}');
 }
 
 /* --for: the solution for the devices, or an error printed. */
@@ -138,6 +169,7 @@ int ionctl_alloc(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "cached", no_argument, NULL, 'c' },
 		{ "for", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -148,9 +180,9 @@ int ionctl_alloc(int argc, char **argv)
 	unsigned int flags = 0;
 	size_t len = 0, count = 1;
 	struct ion_ctx *ctx;
-	int c, r = 0, n_for = 0;
+	int c, r = 0, n_for = 0, json = 0;
 
-	while ((c = getopt_long(argc, argv, "s:H:n:cf:h", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:H:n:cf:jh", options, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (ionctl_parse_size("alloc", optarg, &len) < 0)
@@ -175,6 +207,9 @@ int ionctl_alloc(int argc, char **argv)
 				return ionctl_usage_error("alloc", "at most 64 --for devices");
 			specs[n_for++] = optarg;
 			break;
+		case 'j':
+			json = 1;
+			break;
 		case 'h':
 			return usage();
 		default:
@@ -193,15 +228,18 @@ int ionctl_alloc(int argc, char **argv)
 	if (n_for)
 		r = solve_for(ctx, specs, n_for, len, flags, &sol);
 	else if (heap_name)
-		r = ion_ctx_find_heap(ctx, heap_name, &heap);
-	else
-		r = ionctl_default_heap(ctx, &heap);
+		r = ionctl_find_heap("alloc", ctx, heap_name, &heap);
+	else if ((r = ionctl_default_heap(ctx, &heap)) < 0)
+		ionctl_fail("alloc", r, "no heap serves ION_HEAP_SYSTEM_MASK");
 	if (r < 0) {
 		ion_ctx_unref(ctx);
-		return n_for ? 1 : ionctl_fail("alloc", r, "heap %s", heap_name ? heap_name : "(default)");
+		return IONCTL_NO;
 	}
+	if (json)
+		printf("{\"buffers\": [");
 	for (size_t i = 0; i < count && r == 0; i++) {
 		unsigned int seed = (unsigned int)i * 31 + 7;
+		size_t size = 0;
 		pid_t pid = 0;
 		int fd;
 
@@ -212,22 +250,25 @@ int ionctl_alloc(int argc, char **argv)
 		if (r < 0) {
 			ionctl_fail("alloc", r, "%zu bytes from %s", len,
 				    heap ? ion_heap_get_name(heap) : "the devices' heaps");
+			report(json, i, sol ? NULL : heap, len, 0, 0, r);
 			break;
 		}
-		r = write_pattern(fd, len, seed);
+		/* What the heap really gave: whole pages at least. */
+		r = ion_fd_get_size(fd, &size);
 		if (r == 0)
-			r = check_pattern(fd, len, seed);
+			r = write_pattern(fd, size, seed);
 		if (r == 0)
-			r = share_with_child(fd, len, seed, &pid);
+			r = check_pattern(fd, size, seed);
+		if (r == 0)
+			r = share_with_child(fd, size, seed, &pid);
 		close(fd);
 		if (r < 0)
 			ionctl_fail("alloc", r, "buffer %zu from %s", i, ion_heap_get_name(heap));
-		else
-			printf("buffer %zu: %zu bytes from %s (%s): written, read back, "
-			       "and checked by child %d\n", i, len, ion_heap_get_name(heap),
-			       ion_heap_get_backend(heap), (int)pid);
+		report(json, i, heap, len, size, pid, r);
 	}
+	if (json)
+		printf("\n]}\n");
 	ion_solution_unref(sol);
 	ion_ctx_unref(ctx);
-	return r < 0 ? 1 : 0;
+	return r < 0 ? IONCTL_NO : 0;
 }

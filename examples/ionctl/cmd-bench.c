@@ -24,7 +24,21 @@ struct bench {
 	struct raw_alloc raw;
 	unsigned int rounds;
 	double target_ns;	/* how long one block should take */
+	int json;
+	unsigned int rows;	/* printed, for JSON's commas */
+	unsigned int measured, failed;
 };
+
+/* A row's start in JSON: the heap, its backend, and the raw call. */
+static void json_row(struct bench *b, const struct ion_heap *h, const char *raw_call)
+{
+	printf("%s\n  {\"heap\": ", b->rows++ ? "," : "");
+	ionctl_json_string(ion_heap_get_name(h));
+	printf(", \"backend\": ");
+	ionctl_json_string(ion_heap_get_backend(h));
+	printf(", \"raw_call\": ");
+	ionctl_json_string(raw_call);
+}
 
 static int lib_alloc_close(struct bench *b, size_t len)
 {
@@ -106,12 +120,28 @@ static void bench_raw(struct bench *b, const struct ion_heap *h,
 			 sizes[i] >= (1 << 20) ? sizes[i] >> 20 : sizes[i] >> 10);
 		r = measure(b, sizes[i], &raw_ns, &lib_ns);
 		if (r < 0)
+			b->failed++;
+		else
+			b->measured++;
+		if (b->json) {
+			json_row(b, h, b->raw.name);
+			printf(", \"size\": %zu", sizes[i]);
+			if (r < 0) {
+				printf(", \"error\": ");
+				ionctl_json_string(strerror(-r));
+				putchar('}');
+			} else {
+				printf(", \"raw_ns\": %.0f, \"lib_ns\": %.0f, \"ratio\": %.3f}",
+				       raw_ns, lib_ns, lib_ns / raw_ns);
+			}
+		} else if (r < 0) {
 			printf("%-22s %-9s %-11s %5s  failed: %s\n", ion_heap_get_name(h),
 			       ion_heap_get_backend(h), b->raw.name, size, strerror(-r));
-		else
+		} else {
 			printf("%-22s %-9s %-11s %5s %14.0f %14.0f %7.3f\n",
 			       ion_heap_get_name(h), ion_heap_get_backend(h),
 			       b->raw.name, size, raw_ns, lib_ns, lib_ns / raw_ns);
+		}
 		fflush(stdout);
 	}
 }
@@ -121,16 +151,35 @@ static void bench_heap(struct bench *b, const struct ion_heap *h,
 {
 	int r;
 
-	if (ion_heap_get_error(h) || ion_heap_get_id(h) < 0)
+	if (ion_heap_get_error(h))
 		return;
+	if (ion_heap_get_id(h) < 0) {
+		/* libion's side is ion_alloc_fd(), which reaches heaps by id. */
+		if (b->json) {
+			json_row(b, h, NULL);
+			printf(", \"skipped\": \"no Android heap id\"}");
+		} else {
+			printf("%-22s %-9s (not measured: no Android heap id)\n",
+			       ion_heap_get_name(h), ion_heap_get_backend(h));
+		}
+		return;
+	}
 	b->mask = 1U << ion_heap_get_id(h);
 	for (unsigned int variant = 0;; variant++) {
 		r = raw_alloc_init(&b->raw, h, variant);
 		if (r < 0) {
-			if (variant == 0)
+			if (variant > 0)
+				return;
+			if (b->json) {
+				json_row(b, h, NULL);
+				printf(", \"skipped\": ");
+				ionctl_json_string(strerror(-r));
+				printf("}");
+			} else {
 				printf("%-22s %-9s (no raw call to compare with: %s)\n",
 				       ion_heap_get_name(h), ion_heap_get_backend(h),
 				       strerror(-r));
+			}
 			return;
 		}
 		bench_raw(b, h, sizes, n_sizes);
@@ -170,6 +219,7 @@ int ionctl_bench(int argc, char **argv)
 	size_t sizes[16] = { 4 << 10, 1 << 20, 8 << 20, 32 << 20 }, n_sizes = 4;
 	struct bench b = { .rounds = 7, .target_ns = 100e6 };
 	const char *only = NULL;
+	char only_name[256];
 	struct ion_ctx *ctx;
 	unsigned int n_devices = 100;
 	char *specs[16];
@@ -223,13 +273,17 @@ int ionctl_bench(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: ionctl bench [--heap NAME] [--sizes 4K,1M,8M,32M]\n"
-			       "                    [--rounds 7] [--round-ms 100]\n"
+			       "                    [--rounds 7] [--round-ms 100] [--json]\n"
 			       "       ionctl bench --solve [--devices 100] [--for DEVICE...] [--rounds 7]\n"
 			       "                    [--json]\n\n"
 			       "Allocates and closes buffers in a loop on every available heap\n"
 			       "(or NAME): the raw kernel call and libion's ion_alloc_fd(), in\n"
 			       "alternating runs of 8 calls, for rounds of about round-ms. Prints\n"
-			       "the median round's ns per call of both and the ratio libion / raw.\n\n"
+			       "the median round's ns per call of both and the ratio libion / raw.\n"
+			       "--json: {\"rows\": [...]}, each row {\"heap\", \"backend\", \"raw_call\",\n"
+			       "\"size\", \"raw_ns\", \"lib_ns\", \"ratio\"} (or \"error\", or \"skipped\").\n"
+			       "Exit status 1 when NAME is no heap here, when nothing was measured,\n"
+			       "or when any measurement failed (its row says why).\n\n"
 			       "       ionctl bench --pool [--heap NAME] [--sizes ...] [--rounds 7]\n"
 			       "                    [--stream-seconds 10] [--json]\n\n"
 			       "--pool: per heap and size, p50 and p99 of the raw call, a pool hit,\n"
@@ -247,25 +301,47 @@ int ionctl_bench(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ionctl_usage_error("bench", "unexpected argument '%s'", argv[optind]);
+	if (solve && pool)
+		return ionctl_usage_error("bench", "--solve or --pool, not both");
+	if (n_specs && !solve)
+		return ionctl_usage_error("bench", "--for goes with --solve");
+	/* All but --pool keep a round's figures on the stack. */
+	if (!pool && b.rounds > 63)
+		return ionctl_usage_error("bench", "--rounds takes 1 to 63 without --pool");
 	if (solve)
 		return ionctl_bench_solve(n_devices, b.rounds, json, specs, n_specs);
+	if (only) {
+		/* A heap that is not there fails at once, naming those that are. */
+		const struct ion_heap *h;
+
+		ctx = ionctl_ctx_new("bench");
+		if (!ctx)
+			return IONCTL_NO;
+		n = ionctl_find_heap("bench", ctx, only, &h);
+		/* An alias ("cma") becomes the heap's name, which outlives ctx. */
+		if (n == 0)
+			snprintf(only_name, sizeof(only_name), "%s", ion_heap_get_name(h));
+		only = only_name;
+		ion_ctx_unref(ctx);
+		if (n < 0)
+			return IONCTL_NO;
+	}
 	if (pool)
 		return ionctl_bench_pool(only, sizes, n_sizes, b.rounds, stream_s, json);
-	/* The others keep a round's figures on the stack. */
-	if (b.rounds > 63)
-		return ionctl_usage_error("bench", "--rounds takes 1 to 63 without --pool");
-	if (json || n_specs)
-		return ionctl_usage_error("bench", "--json goes with --solve or --pool, --for with --solve");
+	b.json = json;
 	ctx = ionctl_ctx_new("bench");
 	if (!ctx)
-		return 1;
+		return IONCTL_NO;
 	b.client = ion_open();
 	if (b.client < 0) {
 		ion_ctx_unref(ctx);
 		return ionctl_fail("bench", b.client, "ion_open");
 	}
-	printf("%-22s %-9s %-11s %5s %14s %14s %7s\n", "HEAP", "BACKEND", "RAW CALL",
-	       "SIZE", "raw ns/call", "libion ns/call", "ratio");
+	if (json)
+		printf("{\"rows\": [");
+	else
+		printf("%-22s %-9s %-11s %5s %14s %14s %7s\n", "HEAP", "BACKEND", "RAW CALL",
+		       "SIZE", "raw ns/call", "libion ns/call", "ratio");
 	n = ion_ctx_get_heap_count(ctx);
 	for (int i = 0; i < n; i++) {
 		const struct ion_heap *h;
@@ -274,7 +350,15 @@ int ionctl_bench(int argc, char **argv)
 		    (!only || strcmp(only, ion_heap_get_name(h)) == 0))
 			bench_heap(&b, h, sizes, n_sizes);
 	}
+	if (json)
+		printf("\n]}\n");
 	ion_close(b.client);
 	ion_ctx_unref(ctx);
+	if (b.measured == 0 && b.failed == 0)
+		return ionctl_fail("bench", 0, "nothing measured: no available heap%s%s has a raw call "
+				   "to compare with", only ? " " : "", only ? only : "");
+	if (b.failed)
+		return ionctl_fail("bench", 0, "%u of %u measurements failed", b.failed,
+				   b.failed + b.measured);
 	return 0;
 }

@@ -12,6 +12,9 @@
 /* The library's problems with the files, as "file:line: message". */
 static void print_problem(struct ion_ctx *ctx, int priority, const char *file,
 			  int line, const char *fn, const char *format, va_list args)
+	__attribute__((format(printf, 6, 0)));
+static void print_problem(struct ion_ctx *ctx, int priority, const char *file,
+			  int line, const char *fn, const char *format, va_list args)
 {
 	(void)ctx;
 	(void)file;

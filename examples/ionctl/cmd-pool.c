@@ -129,6 +129,7 @@ int ionctl_pool(int argc, char **argv)
 	size_t size = 1 << 20, max_bytes = 0, trim = 0;
 	unsigned long count = 0;
 	int json = 0, zero = 1, background = 0, trimming = 0, trimmed = -1, n_for = 0, c, r;
+	int bad_hints = 0;
 	struct ion_device **devices = NULL;
 	struct ion_alloc_config *config = NULL;
 	struct ion_solution *sol = NULL;
@@ -198,12 +199,14 @@ int ionctl_pool(int argc, char **argv)
 		for (int i = 0; r == 0 && i < n_for; i++)
 			r = ion_alloc_config_add_device(config, devices[i]);
 	if (r == 0 && !n_for) {
-		r = heap_name ? ion_ctx_find_heap(ctx, heap_name, &heap)
-			      : ionctl_default_heap(ctx, &heap);
+		if (heap_name)
+			r = ionctl_find_heap("pool", ctx, heap_name, &heap);
+		else if ((r = ionctl_default_heap(ctx, &heap)) < 0)
+			ionctl_fail("pool", r, "no heap serves ION_HEAP_SYSTEM_MASK");
 		if (r == 0)
 			r = ion_alloc_config_set_heap(config, ion_heap_get_name(heap));
 		else
-			ionctl_fail("pool", r, "heap %s", heap_name ? heap_name : "(default)");
+			r = -ENODEV; /* said */
 	}
 	if (r == 0)
 		r = ion_ctx_solve(ctx, config, &sol);
@@ -213,8 +216,10 @@ int ionctl_pool(int argc, char **argv)
 	}
 	if (r == 0)
 		r = ion_pool_new(sol, &pool);
-	if (r == 0 && hints && (r = ion_pool_set_hints(pool, hints)) < 0)
+	if (r == 0 && hints && (r = ion_pool_set_hints(pool, hints)) < 0) {
 		ionctl_fail("pool", r, "--hints '%s' (COUNTxSIZE words: 8x1M 4x8M)", hints);
+		bad_hints = 1;
+	}
 	if (r == 0)
 		r = ion_pool_set_zeroing(pool, zero);
 	if (r == 0 && max_bytes)
@@ -242,5 +247,7 @@ int ionctl_pool(int argc, char **argv)
 	ion_alloc_config_free(config);
 	ionctl_put_devices(devices, n_for);
 	ion_ctx_unref(ctx);
+	if (r == -EINVAL && hints && bad_hints)
+		return IONCTL_USAGE;
 	return r < 0 ? IONCTL_NO : 0;
 }

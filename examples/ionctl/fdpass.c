@@ -6,15 +6,19 @@
 
 #include "fdpass.h"
 
-/* One byte of payload and room for one fd. */
+/*
+ * One byte of payload and room for one fd.  The control buffer comes last:
+ * glibc's struct cmsghdr ends in a flexible array, which may only end a
+ * struct (clang's -Wgnu-variable-sized-type-not-at-end says so).
+ */
 struct fd_message {
 	char byte;
 	struct iovec iov;
+	struct msghdr msg;
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(int))];
 	} control;
-	struct msghdr msg;
 };
 
 static void fd_message_init(struct fd_message *m)

@@ -27,17 +27,52 @@ static const struct ionctl_cmd commands[] = {
 const char *ionctl_sysroot;
 const char *ionctl_config_dir;
 
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: ionctl [--sysroot DIR] [--config-dir DIR[:DIR...]] COMMAND [OPTIONS]\n"
-		     "       (ionctl COMMAND --help)\n\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		     "       ionctl help [COMMAND]   (or ionctl COMMAND --help)\n"
+		     "       ionctl --version\n\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\n--sysroot reads /dev, /sys and /proc under DIR; --config-dir reads\n"
 		     "heaps.d files from DIR instead of the installed folders.\n"
 		     "DEVICE is a /dev node, a /sys path, a device name (card1) or a heaps.d\n"
-		     "[Device] name.  Exit status: 0 yes, 1 no (or a failure), 2 usage.\n"
-		     "ION_LOG=debug shows the library's discovery.\n");
+		     "[Device] name.  Exit status: 0 success (yes), 1 a failure (or no),\n"
+		     "2 a usage error.  ION_LOG=debug shows the library's discovery.\n"
+		     "man ionctl has the details.\n");
+}
+
+static const struct ionctl_cmd *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+/* ionctl help [TOPIC]: the overview, or the topic's own --help. */
+static int help(int argc, char **argv)
+{
+	const struct ionctl_cmd *cmd;
+	char help_arg[] = "--help";
+	char *args[3];
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2)
+		return ionctl_usage_error("help", "one topic at a time");
+	cmd = find_command(argv[1]);
+	if (!cmd)
+		return ionctl_usage_error("help", "no topic '%s' (ionctl help lists the commands)",
+					  argv[1]);
+	args[0] = argv[1];
+	args[1] = help_arg;
+	args[2] = NULL;
+	return cmd->run(2, args);
 }
 
 int ionctl_usage_error(const char *cmd, const char *format, ...)
@@ -262,6 +297,36 @@ int ionctl_parse_size(const char *cmd, const char *arg, size_t *ret)
 	return 0;
 }
 
+int ionctl_find_heap(const char *cmd, struct ion_ctx *ctx, const char *name,
+		     const struct ion_heap **ret)
+{
+	const struct ion_heap *heap;
+	int r = ion_ctx_find_heap(ctx, name, &heap), n;
+
+	if (r == -ENOENT) {
+		n = ion_ctx_get_heap_count(ctx);
+		fprintf(stderr, "ionctl %s: no heap is named '%s'; the heaps here are:", cmd, name);
+		for (int i = 0; i < n; i++) {
+			const struct ion_heap *h;
+
+			if (ion_ctx_get_heap(ctx, (unsigned int)i, &h) == 0)
+				fprintf(stderr, "%s %s%s", i ? "," : "", ion_heap_get_name(h),
+					ion_heap_get_error(h) ? " (unavailable)" : "");
+		}
+		fprintf(stderr, "%s\n", n > 0 ? "" : " none");
+		return r;
+	}
+	if (r < 0)
+		return ionctl_fail(cmd, r, "heap %s", name), r;
+	if (ion_heap_get_error(heap)) {
+		fprintf(stderr, "ionctl %s: heap %s is unavailable: %s\n", cmd,
+			ion_heap_get_name(heap), ion_heap_get_reason(heap));
+		return ion_heap_get_error(heap);
+	}
+	*ret = heap;
+	return 0;
+}
+
 int ionctl_default_heap(struct ion_ctx *ctx, const struct ion_heap **ret)
 {
 	int n = ion_ctx_get_heap_count(ctx);
@@ -298,13 +363,20 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return IONCTL_USAGE;
 	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "help") == 0) {
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (strcmp(argv[1], commands[i].name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("ionctl %d.%d.%d\n", LIBION_VERSION_MAJOR, LIBION_VERSION_MINOR,
+		       LIBION_VERSION_MICRO);
+		return 0;
+	}
+	if (strcmp(argv[1], "help") == 0)
+		return help(argc - 1, argv + 1);
+	if (argv[1][0] == '-')
+		return ionctl_usage_error(argv[1], "unknown option (ionctl --help lists them)");
+	if (find_command(argv[1]))
+		return find_command(argv[1])->run(argc - 1, argv + 1);
 	return ionctl_usage_error(argv[1], "unknown command (ionctl --help lists them)");
 }

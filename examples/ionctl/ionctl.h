@@ -73,6 +73,13 @@ const char *ionctl_props(unsigned int props, char *buf, size_t size);
 int ionctl_parse_u64(const char *arg, uint64_t *ret);
 /* A size with K/M/G suffix; 0 or an error printed and -EINVAL. */
 int ionctl_parse_size(const char *cmd, const char *arg, size_t *ret);
+/*
+ * The heap --heap NAME names, available: 0, or an error printed (no heap
+ * of that name, with the names there are; or why it is unavailable) and
+ * the negative errno.
+ */
+int ionctl_find_heap(const char *cmd, struct ion_ctx *ctx, const char *name,
+		     const struct ion_heap **ret);
 /* The heap the samples use when none is named: the one serving
  * ION_HEAP_SYSTEM_MASK (the best system heap of this machine). */
 int ionctl_default_heap(struct ion_ctx *ctx, const struct ion_heap **ret);

@@ -27,6 +27,22 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/*
+ * The version of these headers, which is the version of the library they
+ * were installed with (meson.build's project() version; the build checks
+ * that the two agree).  LIBION_CHECK_VERSION(1, 1, 0) is true when the
+ * headers are 1.1.0 or later, for code that must build against several
+ * releases.  Since: 1.0
+ */
+#define LIBION_VERSION_MAJOR 1
+#define LIBION_VERSION_MINOR 0
+#define LIBION_VERSION_MICRO 0
+#define LIBION_CHECK_VERSION(major, minor, micro)                              \
+	(LIBION_VERSION_MAJOR > (major) ||                                     \
+	 (LIBION_VERSION_MAJOR == (major) && LIBION_VERSION_MINOR > (minor)) || \
+	 (LIBION_VERSION_MAJOR == (major) && LIBION_VERSION_MINOR == (minor) && \
+	  LIBION_VERSION_MICRO >= (micro)))
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -85,6 +101,7 @@ struct ion_device;
 struct ion_alloc_config;
 struct ion_solution;
 struct ion_pool;
+struct ion_buffer;
 
 /*
  * ion_ctx_new: creates a context and returns a reference.  sysroot
@@ -114,6 +131,24 @@ struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx);
  * Errors: -EINVAL; -EBUSY once discovery has run; -ENOMEM.  Since: 1.0
  */
 int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path);
+
+/*
+ * Heaps and devices that come and go (heaps loaded as modules, TEE heaps,
+ * a camera unbound and bound again).  ion_ctx_get_monitor_fd(): an fd
+ * (the context's; do not close it) that polls readable (POLLIN) when the
+ * set may have changed: inotify on /dev, /dev/dma_heap and /dev/dri under
+ * the sysroot, and a udev monitor where libion was built with libudev,
+ * the root is the real one and udevd runs.  ion_ctx_rescan() then drains
+ * it and runs discovery again: when heaps or devices differ, new calls see
+ * the new set, while every heap, device, solution, pool and buffer got
+ * before stays valid (the old set lives as long as the context) and
+ * buffers already allocated are untouched.
+ * Returns: the fd, or a negative errno; ion_ctx_rescan(): 1 when the set
+ * changed, 0 when not, or discovery's negative errno.
+ * Threads: any.  Since: 1.0
+ */
+int ion_ctx_get_monitor_fd(struct ion_ctx *ctx);
+int ion_ctx_rescan(struct ion_ctx *ctx);
 
 /*
  * What heaps.d gave discovery: the [Board] sections that matched this
@@ -461,6 +496,118 @@ int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask,
 		       const struct ion_heap **ret_heap);
 
 /* ------------------------------------------------------------------ */
+/* Constraints across processes                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * ion_alloc_config_serialize: the constraints of the config's devices (and
+ * of those it took from other processes) as text that another process
+ * gives ion_alloc_config_add_constraints(): one line, printable ASCII,
+ * versioned ("ionc1"), each constraint with its device's name and each
+ * key with its source, so that the other side can explain a rejection.
+ * The format is documented in the README ("Constraints across
+ * processes").  Sending it is the caller's business (a socket, a
+ * Wayland protocol, a file).  *ret_text is malloc'ed.  A text holds at
+ * most 64 constraints and 64 KiB, and the serializer never writes one
+ * that the parser would refuse.
+ * Errors: -EINVAL; -E2BIG past either limit (a config with more than 64
+ * devices, or sources so long that the text would pass 64 KiB);
+ * -ENOMEM.  Since: 1.0
+ */
+int ion_alloc_config_serialize(const struct ion_alloc_config *config, char **ret_text);
+/*
+ * ion_alloc_config_add_constraints: AND-s the constraints in text (from
+ * ion_alloc_config_serialize(), maybe in another process) with the
+ * config's own.  Such a constraint has no struct ion_device here: its
+ * rejections name the remote device in their reason, and
+ * ion_solution_get_rejection() gives NULL as the device.
+ * Errors: -EINVAL for an unknown version or anything malformed (the
+ * config is then unchanged); -E2BIG when the config would then hold
+ * more than 64 constraints (unchanged too); -ENOMEM.  Since: 1.0
+ */
+int ion_alloc_config_add_constraints(struct ion_alloc_config *config, const char *text);
+
+/* ------------------------------------------------------------------ */
+/* Late allocation                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A buffer whose memory is chosen as late as possible: devices attach to
+ * it, and the first ion_buffer_get_fd() solves for all of them and
+ * allocates (the 2013 proposal for dma-buf).  A device attached after
+ * that either fits the heap chosen or is refused, with a reason that
+ * names the device and the constraint it adds.
+ *
+ * Threads: a buffer may be used from any number of threads at once; the
+ * first ion_buffer_get_fd() allocates once, whoever calls it.
+ */
+
+/*
+ * ion_buffer_new: a buffer of len bytes (page-rounded when allocated);
+ * returns a reference, which also keeps the context alive.
+ * Errors: -EINVAL (len 0); -ENOMEM.  Since: 1.0
+ */
+int ion_buffer_new(struct ion_ctx *ctx, size_t len, struct ion_buffer **ret_buffer);
+/*
+ * ion_buffer_new_image: a buffer for an image of a DRM fourcc
+ * (<drm/drm_fourcc.h>: XRGB8888, ARGB8888, XBGR8888, ABGR8888, RGB565,
+ * YUYV, UYVY, NV12, NV21, YUV420), width x height pixels.  Each plane's
+ * stride and offset are rounded up to the largest Alignment of the
+ * attached devices (at least 1 byte), so the layout, and the length, is
+ * fixed at the first ion_buffer_get_fd().
+ * Errors: -EINVAL (a format it does not know, 0 or too large sizes);
+ * -ENOMEM.  Since: 1.0
+ */
+int ion_buffer_new_image(struct ion_ctx *ctx, unsigned int fourcc, unsigned int width,
+			 unsigned int height, struct ion_buffer **ret_buffer);
+/* Since: 1.0 */
+struct ion_buffer *ion_buffer_ref(struct ion_buffer *buffer);
+struct ion_buffer *ion_buffer_unref(struct ion_buffer *buffer);
+/*
+ * ION_FLAG_CACHED / ION_FLAG_CACHED_NEEDS_SYNC, before the allocation.
+ * Errors: -EINVAL; -EBUSY once allocated.  Since: 1.0
+ */
+int ion_buffer_set_flags(struct ion_buffer *buffer, unsigned int flags);
+/*
+ * ion_buffer_attach: a device that will touch the buffer.  Before the
+ * allocation its constraint joins the others; after it, the heap chosen
+ * must fit it too, and so must an image's strides and plane offsets (the
+ * device's Alignment).
+ * Errors: -EINVAL for NULL; -EXDEV when the buffer is allocated and its
+ * heap (or an image's layout) does not fit the device (ion_buffer_get_reason() says why:
+ * "video0 needs physically contiguous memory, and system is scattered
+ * (Contiguous, 50-qemu-q35.conf:23)"); -ENOMEM.  Since: 1.0
+ */
+int ion_buffer_attach(struct ion_buffer *buffer, struct ion_device *device);
+/*
+ * ion_buffer_get_fd: the buffer's fd, allocating on the first call (from
+ * the best heap that fits every device attached, passing on an -ENOMEM
+ * to the next).  The fd is the buffer's: valid while the buffer lives;
+ * dup() it to keep it longer.
+ * Errors: -ENODEV when no heap fits every device (the reason says which
+ * device excluded which heap); what the kernel answers.  Since: 1.0
+ */
+int ion_buffer_get_fd(struct ion_buffer *buffer, int *ret_fd);
+/* The heap that served, or NULL before the allocation.  Since: 1.0 */
+const struct ion_heap *ion_buffer_get_heap(const struct ion_buffer *buffer);
+/* The length (page-rounded once allocated); 0 for an image before its
+ * allocation, whose layout waits for every device's alignment.
+ * Since: 1.0 */
+size_t ion_buffer_get_size(const struct ion_buffer *buffer);
+/*
+ * An image buffer's plane: its stride (bytes per row) and offset, fixed
+ * at the allocation.  Errors: -EINVAL (not an image, no such plane);
+ * -EBUSY before the allocation.  Since: 1.0
+ */
+int ion_buffer_get_plane(const struct ion_buffer *buffer, unsigned int plane,
+			 unsigned int *ret_stride, size_t *ret_offset);
+/* Why the last failing attach or get_fd failed, in words, or NULL.  The
+ * buffer keeps only the last reason: the string lives until the next
+ * failing attach or get_fd on the buffer (threads that share a buffer
+ * copy it under a lock of their own).  Since: 1.0 */
+const char *ion_buffer_get_reason(const struct ion_buffer *buffer);
+
+/* ------------------------------------------------------------------ */
 /* Pools                                                               */
 /* ------------------------------------------------------------------ */
 
@@ -480,11 +627,18 @@ int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask,
  * kernel says so (the "count" of /proc/self/fdinfo, Linux 5.3 and later):
  * a buffer returned while still referenced is kept aside and taken back
  * only once its count says it is free, and a buffer the caller simply
- * closed is found free again the same way.  For a memfd the kernel cannot
- * tell: such a buffer goes back only when the caller vouches for it
- * (ION_POOL_VOUCH), and is dropped otherwise.  A returned buffer is
- * zeroed (unless turned off) and its CPU access ended (ion_sync END), so
- * that the caches are clean before a device sees it.
+ * closed is found free again the same way.  The pool checks once per heap
+ * that the kernel counts a mapping too (5.10's vgem does not); where it
+ * does not, and for a memfd, which has no such count, the kernel cannot
+ * tell: such a buffer is handed out as the pool's own fd, so that a
+ * close() releases it, and goes back into the pool only when the caller
+ * vouches for it (ION_POOL_VOUCH); put without, it is closed.  A
+ * returned buffer is zeroed (unless turned off) and its CPU access ended
+ * (ion_sync END), so that the caches are clean before a device sees it.
+ *
+ * Limits: a pool holds what comes back, up to its own limit and the
+ * context's; a heap's pool (a board's Pool hint) holds at most the
+ * hinted count of each hinted size, and serves only those sizes.
  *
  * Fork: the child's pools start empty; it closes the pooled fds it
  * inherited, so that parent and child never share a pooled buffer.
@@ -535,8 +689,10 @@ int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd);
  * ion_pool_put: gives back a buffer fd that ion_pool_get() returned; the
  * pool closes fd.  flags: ION_POOL_VOUCH or 0.
  * Errors: -EBADF; -EINVAL for an fd that is not one of this pool's
- * buffers out (another pool's, a foreign fd, one already given back):
- * then fd stays the caller's, untouched.  Since: 1.0
+ * buffers out (another pool's, a foreign fd, one already given back, the
+ * number of one given back that the pool's own fd took since, an
+ * uncounted buffer that no fd of this process held for a while, which
+ * the pool forgot): then fd stays the caller's, untouched.  Since: 1.0
  */
 int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags);
 /*

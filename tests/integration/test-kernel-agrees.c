@@ -55,7 +55,8 @@
  *
  * On a machine without vivid, vkms and the rest (the host) every test
  * skips.  In the VM (LIBION_IN_VM) every device must be there and the
- * board file qemu-q35 must have been read.
+ * board file of its machine (qemu-q35, or qemu-virt on arm64) must have
+ * been read.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -369,13 +370,13 @@ static void require_devices(struct state *s)
 		const char *name, *source;
 
 		if (ion_ctx_get_board(s->ctx, (unsigned int)i, &name, &source) == 0 &&
-		    strcmp(name, "qemu-q35") == 0) {
+		    (strcmp(name, "qemu-q35") == 0 || strcmp(name, "qemu-virt") == 0)) {
 			print_message("board %s [%s]\n", name, source);
 			board = true;
 		}
 	}
 	if (in_vm && !board)
-		fail_msg("the board file 50-qemu-q35.conf did not reach the VM");
+		fail_msg("the board file 50-qemu-q35.conf (x86) or 50-qemu-virt.conf (arm64) did not reach the VM");
 }
 
 /* ---- the probes ---- */

@@ -57,6 +57,7 @@ struct board {
  * complains about fails the test. */
 static char errors[4096];
 
+__attribute__((format(printf, 6, 0)))
 static void log_errors(struct ion_ctx *ctx, int priority, const char *file, int line,
 		       const char *fn, const char *format, va_list args)
 {

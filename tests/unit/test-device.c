@@ -43,6 +43,7 @@ struct state {
 
 static char log_text[16384];
 
+__attribute__((format(printf, 6, 0)))
 static void log_capture(struct ion_ctx *ctx, int priority, const char *file,
 			int line, const char *fn, const char *format, va_list args)
 {

@@ -62,6 +62,7 @@ static bool ctx_is_legacy(struct ion_ctx *ctx)
 	return false;
 }
 
+__attribute__((format(printf, 6, 0)))
 static void log_capture(struct ion_ctx *ctx, int priority, const char *file,
 			int line, const char *fn, const char *format,
 			va_list args)

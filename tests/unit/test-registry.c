@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -213,6 +215,51 @@ static void test_log_handler_and_env(void **state)
 	unsetenv("ION_LOG");
 }
 
+/*
+ * A heap node this user may not open: the reason says whose it is, its
+ * mode, and what would let the user in.  Needs root to make the node
+ * (mknod) and to become nobody; skipped elsewhere.
+ */
+static void test_permission_hint(void **state)
+{
+	struct fake_root *r = *state;
+	char path[256];
+	pid_t pid;
+	int status;
+
+	mkdir_in(r->path, "dev");
+	mkdir_in(r->path, "dev/dma_heap");
+	snprintf(path, sizeof(path), "%s/dev/dma_heap/system", r->path);
+	if (geteuid() != 0 || mknod(path, S_IFCHR | 0600, makedev(1, 3)) < 0)
+		skip();
+	assert_int_equal(chmod(r->path, 0755), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct ion_ctx *ctx;
+		const struct ion_heap *h;
+		const char *reason;
+
+		/* As nobody, as a desktop user would be. */
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		if (ion_ctx_new(r->path, &ctx) < 0 || ion_ctx_find_heap(ctx, "system", &h) < 0)
+			_exit(3);
+		reason = ion_heap_get_reason(h);
+		if (ion_heap_get_error(h) != -EACCES || !reason ||
+		    !strstr(reason, "Permission denied") || !strstr(reason, "root:root 0600") ||
+		    !strstr(reason, "70-libion.rules") || !strstr(reason, "group video")) {
+			fprintf(stderr, "reason: %s\n", reason ? reason : "(none)");
+			_exit(4);
+		}
+		ion_ctx_unref(ctx);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -220,6 +267,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_unusable_dma_heap_nodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctx_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_handler_and_env, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_permission_hint, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("registry", tests, NULL, NULL);

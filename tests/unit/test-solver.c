@@ -650,7 +650,7 @@ static const struct solve_row rows[] = {
 	  order, .devs = { { "npu0", .prefer_uncached = true } },
 	  .want = { "fav", "sys-u", "cma-u", "sys-a", "sys-b", "cma-a", "meh" } },
 	{ "one device that is not DMA-coherent is enough",
-	  order, .devs = { { "gpu0" }, { "npu0", .prefer_uncached = true } },
+	  order, .devs = { { .name = "gpu0" }, { "npu0", .prefer_uncached = true } },
 	  .want = { "fav", "sys-u", "cma-u", "sys-a", "sys-b", "cma-a", "meh" } },
 	{ "ION_FLAG_CACHED outranks the preference for uncached memory",
 	  order, .devs = { { "npu0", .prefer_uncached = true } }, .flags = ION_FLAG_CACHED,
@@ -681,7 +681,7 @@ static const struct solve_row rows[] = {
 	  pc, .devs = { { "dsi0", .keys = { { "Cache", "cached", "60-pc.conf", 2 } } } },
 	  .want = { "system", "udmabuf", "wc" }, .rejected = { R_MEMFD("dsi0") } },
 	{ "devices without requirements: only memfd is out, once per device",
-	  pc, .devs = { { "card0" }, { "video0" } },
+	  pc, .devs = { { .name = "card0" }, { .name = "video0" } },
 	  .want = { "system", "udmabuf", "wc" }, .rejected = { R_MEMFD("card0"), R_MEMFD("video0") } },
 };
 

@@ -2,17 +2,20 @@
 # SPDX-License-Identifier: MIT
 #
 # Build (once) a small test kernel from a Debian linux-source package and
-# print the path of its bzImage.  The image is cached outside the source
-# tree, keyed by the source package version and the config fragments, so
-# only the first run on a machine pays the ~5 minutes of a build.
+# print the path of its image (bzImage on x86_64, Image on arm64).  The
+# image is cached outside the source tree, keyed by the source package
+# version and the config fragments, so only the first run on a machine
+# pays the ~5 minutes of a build.
 #
-#   tests/vm/build-kernel.sh 6.1     # bookworm's linux-source-6.1
-#   tests/vm/build-kernel.sh 5.10    # bullseye's linux-source-5.10, with ION
+#   tests/vm/build-kernel.sh 6.1        # bookworm's linux-source-6.1
+#   tests/vm/build-kernel.sh 5.10       # bullseye's linux-source-5.10, with ION
+#   tests/vm/build-kernel.sh 6.1-arm64  # linux-source-6.1 cross-built for
+#                                       # QEMU's arm64 virt machine
 #
 # LIBION_VM_CACHE overrides the cache directory.
 set -euo pipefail
 
-series=${1:?usage: build-kernel.sh 6.1|5.10}
+series=${1:?usage: build-kernel.sh 6.1|5.10|6.1-arm64}
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${LIBION_VM_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/libion-vm}
 mkdir -p "$cache"
@@ -51,7 +54,22 @@ fetch_bullseye_source() {
 	tarball="$tarball.$src_version"
 }
 
+# x86_64 natively, or arm64 with Debian's cross compiler.
+arch=x86
+image=arch/x86/boot/bzImage
+kmake=(make)
+
 case "$series" in
+6.1-arm64)
+	fragments=("$here/kernel-6.1.config" "$here/kernel-media.config" "$here/kernel-arm64.config")
+	tarball=/usr/src/linux-source-6.1.tar.xz
+	src_version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	arch=arm64
+	image=arch/arm64/boot/Image
+	kmake=(make ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+	command -v aarch64-linux-gnu-gcc >/dev/null ||
+		{ log "missing aarch64-linux-gnu-gcc (apt-get install gcc-aarch64-linux-gnu)"; exit 1; }
+	;;
 6.1)
 	fragments=("$here/kernel-6.1.config" "$here/kernel-media.config")
 	tarball=/usr/src/linux-source-6.1.tar.xz
@@ -69,37 +87,49 @@ esac
 
 key=$( (echo "$series $src_version"; cat "${fragments[@]}") | sha256sum | cut -c1-16)
 out="$cache/linux-$series-$key"
-if [ -f "$out/bzImage" ]; then
-	echo "$out/bzImage"
+if [ -f "$out/${image##*/}" ]; then
+	echo "$out/${image##*/}"
 	exit 0
 fi
 
-[ -f "$tarball" ] || { log "missing $tarball (apt-get install linux-source-$series)"; exit 1; }
+[ -f "$tarball" ] || { log "missing $tarball (apt-get install linux-source-${series%-*})"; exit 1; }
 
 work=$(mktemp -d "$cache/build-$series.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 log "building Linux $series ($src_version) in $work"
 tar -C "$work" -xf "$tarball"
 src=$(echo "$work"/linux-source-*)
-make -C "$src" -s tinyconfig >&2
+# merge_config.sh finds ARCH in the environment, as make does.
+[ "$arch" = x86 ] || export ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-
+"${kmake[@]}" -C "$src" -s tinyconfig >&2
 "$src/scripts/kconfig/merge_config.sh" -m -O "$src" "$src/.config" "${fragments[@]}" >/dev/null
-make -C "$src" -s olddefconfig >&2
+"${kmake[@]}" -C "$src" -s olddefconfig >&2
 
 # merge_config only warns when an option does not survive olddefconfig; a
 # test kernel that silently lacks an allocator would make the VM suite lie.
-missing=0
+# A later fragment may turn an option off (kernel-arm64.config does so for
+# x86's): what counts is the last fragment's word on each option.
+declare -A wanted=()
 while IFS= read -r line; do
-	case "$line" in CONFIG_*=y) ;; *) continue ;; esac
+	case "$line" in
+	CONFIG_*=*) wanted[${line%%=*}]=$line ;;
+	"# CONFIG_"*" is not set") line=${line#\# }; wanted[${line%% *}]=off ;;
+	esac
+done < <(cat "${fragments[@]}")
+missing=0
+for opt in "${!wanted[@]}"; do
+	line=${wanted[$opt]}
+	case "$line" in *=y) ;; *) continue ;; esac
 	if ! grep -qx "$line" "$src/.config"; then
 		log "option did not survive olddefconfig: $line"
 		missing=1
 	fi
-done < <(cat "${fragments[@]}")
+done
 [ "$missing" = 0 ] || exit 1
 
-make -C "$src" -s -j"$(nproc)" bzImage >&2
+"${kmake[@]}" -C "$src" -s -j"$(nproc)" "${image##*/}" >&2
 mkdir -p "$out.tmp"
-cp "$src/arch/x86/boot/bzImage" "$src/.config" "$out.tmp/"
+cp "$src/$image" "$src/.config" "$out.tmp/"
 rm -rf "$out" && mv "$out.tmp" "$out"
-log "cached $out/bzImage"
-echo "$out/bzImage"
+log "cached $out/${image##*/}"
+echo "$out/${image##*/}"

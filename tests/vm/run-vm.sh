@@ -4,11 +4,15 @@
 # Run test programs inside a QEMU VM booted on a small test kernel that has
 # DMA-BUF heaps, udmabuf, DRM (vgem, vkms, virtio-gpu) and, on 5.10, ION.
 #
-#   run-vm.sh --kernel 6.1|5.10 --init VM_INIT [--timeout SECONDS]
+#   run-vm.sh --kernel 6.1|5.10|6.1-arm64 --init VM_INIT [--timeout SECONDS]
 #             [--extra-file SRC:DEST]... [--env KEY=VALUE]... [--log FILE]
 #             -- TEST [ARGS...] [';' TEST [ARGS...]]...
 #
-#   --kernel      kernel series; build-kernel.sh builds or finds its bzImage
+#   --kernel      kernel series; build-kernel.sh builds or finds its image.
+#                 6.1 and 5.10 boot x86_64's q35 machine (intel-iommu);
+#                 6.1-arm64 boots arm64's virt machine, with a device tree
+#                 and an SMMUv3 (VM_INIT and the tests must be aarch64
+#                 programs, from the aarch64 cross build)
 #   --init        the vm-init executable (static), which becomes /init
 #   --timeout     per-test timeout inside the VM (default 300); the whole VM
 #                 gets the sum of them plus 60 s
@@ -26,7 +30,10 @@
 # and each library is also hard-linked as /lib/<soname> (the VM's
 # LD_LIBRARY_PATH) so that build-tree libraries found through an $ORIGIN
 # RUNPATH resolve too, even under /tmp, which the VM mounts over (as it
-# does /dev, /proc and /sys).  /bin/sh is busybox.
+# does /dev, /proc and /sys).  /bin/sh is busybox on x86_64 (no test
+# needs a shell; the arm64 VM has none).  The libraries of an aarch64
+# program are found by its own loader under qemu-aarch64 (--list), as ldd
+# finds a native program's.
 #
 # The console is streamed to stdout (less the firmware's terminal escapes,
 # which would turn off line wrapping in a terminal).  Exit status 0 only if
@@ -63,19 +70,41 @@ if [ -z "$series" ] || [ -z "$init" ] || [ $# -eq 0 ]; then
 fi
 [[ "$timeout" =~ ^[1-9][0-9]*$ ]] || die "bad --timeout '$timeout'"
 
-bzimage=$("$here/build-kernel.sh" "$series")
+case "$series" in
+*-arm64) arch=arm64 ;;
+*) arch=x86_64 ;;
+esac
+kernel_image=$("$here/build-kernel.sh" "$series")
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/libion-vm.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 root=$tmp/root
 mkdir -p "$root"/{bin,dev,proc,sys,tmp,lib,tests/bin}
 
+# The shared libraries of an ELF program, as ldd lists them; fails for a
+# static program or another file.  A foreign (aarch64) program's loader
+# lists them under qemu-aarch64, which runs it from the multiarch paths.
+list_libs() {
+	local interp
+	interp=$(readelf -lW "$1" 2>/dev/null |
+		sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')
+	[ -n "$interp" ] || return 1
+	case "$(readelf -hW "$1" | sed -n 's/^ *Machine: *//p')" in
+	AArch64) [ "$(uname -m)" = aarch64 ] || {
+		# (without the qemu-user test setup's preload, if it is set)
+		env -u QEMU_SET_ENV qemu-aarch64 "$interp" --list "$1"
+		return
+	} ;;
+	esac
+	ldd "$1" 2>/dev/null
+}
+
 # copy SRC DEST: SRC at DEST inside the VM, with its libraries if it has any.
 copy() {
 	mkdir -p "$root$(dirname "$2")"
 	cp -L "$1" "$root$2"
 	local libs
-	libs=$(ldd "$1" 2>/dev/null) || return 0 # static or not an ELF
+	libs=$(list_libs "$1") || return 0 # static or not an ELF
 	if grep -q 'not found' <<<"$libs"; then
 		echo "run-vm: missing libraries for $1:" >&2
 		grep 'not found' <<<"$libs" >&2
@@ -98,8 +127,10 @@ copy() {
 }
 
 cp "$init" "$root/init"
-cp /bin/busybox "$root/bin/busybox"
-ln -s busybox "$root/bin/sh"
+if [ "$arch" = x86_64 ]; then
+	cp /bin/busybox "$root/bin/busybox"
+	ln -s busybox "$root/bin/sh"
+fi
 
 ntests=0
 line=()
@@ -143,11 +174,21 @@ printf '%s\n' ${envs[@]+"${envs[@]}"} >"$root/tests/env"
 vm_timeout=$((timeout * ntests + 60))
 console=${log:-$tmp/console.log}
 status=0
-timeout --foreground --kill-after=10 "$vm_timeout" \
-	qemu-system-x86_64 -M q35 -accel tcg -m 1024 -smp 2 -nographic \
-	-no-reboot -nic none -device intel-iommu -vga none -device virtio-gpu-pci \
-	-kernel "$bzimage" -initrd "$tmp/initrd.gz" \
-	-append "console=ttyS0 quiet cma=64M panic=-1 intel_iommu=on vivid.n_devs=2 vivid.allocators=1,0 vivid.node_types=0x1,0x1" \
+vivid="vivid.n_devs=2 vivid.allocators=1,0 vivid.node_types=0x1,0x1"
+if [ "$arch" = arm64 ]; then
+	# QEMU's virt machine: a device tree, not ACPI; virtio-gpu on the PCI
+	# host behind the SMMUv3.
+	qemu=(qemu-system-aarch64 -M virt,iommu=smmuv3 -cpu cortex-a57 -accel tcg
+		-m 1024 -smp 2 -nographic -no-reboot -nic none -device virtio-gpu-pci
+		-kernel "$kernel_image" -initrd "$tmp/initrd.gz"
+		-append "console=ttyAMA0 quiet cma=64M panic=-1 $vivid")
+else
+	qemu=(qemu-system-x86_64 -M q35 -accel tcg -m 1024 -smp 2 -nographic
+		-no-reboot -nic none -device intel-iommu -vga none -device virtio-gpu-pci
+		-kernel "$kernel_image" -initrd "$tmp/initrd.gz"
+		-append "console=ttyS0 quiet cma=64M panic=-1 intel_iommu=on $vivid")
+fi
+timeout --foreground --kill-after=10 "$vm_timeout" "${qemu[@]}" \
 	</dev/null | sed -u 's/\x1b\(c\|\[[0-9;?]*[A-Za-z]\)//g' | tee "$console" ||
 	status=$?
 

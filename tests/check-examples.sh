@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The samples of examples/ build out of tree against the installed library
+# through pkg-config alone, as their comments say, and run on this machine:
+#  1. meson install into a scratch DESTDIR;
+#  2. each sample: cc -std=c11 -Wall -Wextra -Werror FILE
+#     $(pkg-config --cflags --libs libion), then run it (exit 0; 77 would
+#     count as a skip); share-constraints.c with ionctl's fdpass.c beside;
+#  3. ionctl too, from a copy of its sources and of the top-level uapi/
+#     folder alone (no src/, no config.h): it uses nothing but the
+#     public API and the kernel's interfaces.
+# Usage: check-examples.sh BUILD_DIR SOURCE_ROOT
+set -eu
+build=$1
+src=$(cd "$2" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+meson install -C "$build" --destdir "$tmp/root" --no-rebuild --quiet >/dev/null
+pc=$(dirname "$(find "$tmp/root" -name libion.pc | head -n 1)")
+export PKG_CONFIG_PATH="$pc" PKG_CONFIG_SYSROOT_DIR="$tmp/root"
+libdir=$(dirname "$(find "$tmp/root" -name 'libion.so*' -o -name 'libion.a' | head -n 1)")
+export LD_LIBRARY_PATH="$libdir"
+cd "$tmp"
+
+failed=0 passed=0 skipped=0
+for sample in share-buffer gralloc devices pool-stream; do
+	cp "$src/examples/$sample.c" .
+	# shellcheck disable=SC2046
+	if ! cc -std=c11 -Wall -Wextra -Werror -o "$sample" "$sample.c" \
+		$(pkg-config --cflags --libs libion); then
+		echo "FAIL: $sample does not build against the installed library" >&2
+		failed=$((failed + 1))
+		continue
+	fi
+	status=0
+	"./$sample" >"$sample.out" 2>&1 || status=$?
+	sed "s/^/  $sample: /" "$sample.out"
+	case $status in
+	0) passed=$((passed + 1)); echo "ok: $sample" ;;
+	77) skipped=$((skipped + 1)); echo "skip: $sample" ;;
+	*) failed=$((failed + 1)); echo "FAIL: $sample exited $status" >&2 ;;
+	esac
+done
+
+# share-constraints: two files, its own and ionctl's fdpass.c.
+mkdir -p sc/ionctl
+cp "$src/examples/share-constraints.c" sc/
+cp "$src/examples/ionctl/fdpass.c" "$src/examples/ionctl/fdpass.h" sc/ionctl/
+# shellcheck disable=SC2046
+if cc -std=gnu11 -Wall -Wextra -Werror -Isc -o sc/share-constraints sc/share-constraints.c \
+	sc/ionctl/fdpass.c $(pkg-config --cflags --libs libion) &&
+	./sc/share-constraints >sc/out 2>&1; then
+	passed=$((passed + 1))
+	sed 's/^/  share-constraints: /' sc/out
+	echo "ok: share-constraints"
+else
+	failed=$((failed + 1))
+	sed 's/^/  share-constraints: /' sc/out 2>/dev/null || true
+	echo "FAIL: share-constraints does not build or run out of tree" >&2
+fi
+
+# ionctl from its own sources and uapi/, nothing else of the tree.
+mkdir -p ionctl-src/ionctl
+cp "$src"/examples/ionctl/*.c "$src"/examples/ionctl/*.h ionctl-src/ionctl/
+cp -r "$src/uapi" ionctl-src/
+# (libdrm is the system's, not in DESTDIR: no sysroot for it)
+drm="-DHAVE_LIBDRM=0"
+if grep -q '^Requires.private:.*libdrm' "$pc/libion.pc" &&
+	PKG_CONFIG_SYSROOT_DIR= pkg-config --exists libdrm; then
+	drm="-DHAVE_LIBDRM=1 $(PKG_CONFIG_SYSROOT_DIR= pkg-config --cflags --libs libdrm)"
+fi
+# shellcheck disable=SC2046,SC2086
+if cc -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Iionctl-src -o ionctl-out-of-tree \
+	ionctl-src/ionctl/*.c $(pkg-config --cflags --libs libion) $drm &&
+	./ionctl-out-of-tree heaps >/dev/null; then
+	passed=$((passed + 1))
+	echo "ok: ionctl builds from its sources, uapi/ and the installed library alone"
+else
+	failed=$((failed + 1))
+	echo "FAIL: ionctl does not build (or run) out of tree" >&2
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]

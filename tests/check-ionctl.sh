@@ -1,0 +1,141 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# ionctl's behaviour and exit statuses (0 success, 1 a runtime failure or
+# a "no", 2 a usage error), on whatever heaps this machine has.
+# Usage: check-ionctl.sh IONCTL VERSION
+set -u
+ionctl=$1
+version=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+checks=0
+
+# expect STATUS DESCRIPTION -- ARGS...: runs ionctl ARGS, output in
+# $tmp/out and $tmp/err, and checks its exit status.
+expect() {
+	want=$1 what=$2
+	shift 3
+	checks=$((checks + 1))
+	"$ionctl" "$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" != "$want" ]; then
+		echo "FAIL: $what: ionctl $*: exit $got, not $want" >&2
+		sed 's/^/  stdout: /' "$tmp/out" | head -n 5 >&2
+		sed 's/^/  stderr: /' "$tmp/err" | head -n 5 >&2
+		failures=$((failures + 1))
+		return 1
+	fi
+	echo "ok: $what (exit $got)"
+}
+
+# has FILE PATTERN DESCRIPTION: the output has a line matching PATTERN.
+has() {
+	checks=$((checks + 1))
+	if ! grep -Eq -- "$2" "$tmp/$1"; then
+		echo "FAIL: $3: no '$2' in $1:" >&2
+		sed 's/^/  /' "$tmp/$1" | head -n 10 >&2
+		failures=$((failures + 1))
+		return 1
+	fi
+}
+
+# json EXPR DESCRIPTION: $tmp/out parses as JSON and the Python
+# expression EXPR (over `d`) is true.
+json() {
+	checks=$((checks + 1))
+	if ! python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$1"; then
+		echo "FAIL: $2: $1 is not true of:" >&2
+		head -c 2000 "$tmp/out" | sed 's/^/  /' >&2
+		failures=$((failures + 1))
+		return 1
+	fi
+}
+
+# ---- usage, help, version
+expect 2 "no command prints usage" -- && has err '^usage: ionctl' "usage on stderr"
+expect 0 "--help" -- --help && has out '^  bench ' "--help lists the commands"
+expect 0 "help alone" -- help && has out '^usage: ionctl' "help prints usage"
+for cmd in heaps devices solve explain check alloc pool bench; do
+	expect 0 "help $cmd shows that topic" -- help "$cmd" &&
+		has out "^usage: ionctl $cmd" "help $cmd is $cmd's usage"
+	expect 0 "$cmd --help" -- "$cmd" --help
+done
+expect 2 "help of no such topic" -- help nosuch
+expect 0 "--version" -- --version && has out "^ionctl $version\$" "--version says $version"
+expect 2 "an unknown command" -- nosuch
+expect 2 "an unknown global option" -- --nosuch
+expect 2 "--sysroot without a directory" -- --sysroot
+expect 2 "heaps with an extra argument" -- heaps extra
+expect 2 "heaps with an unknown option" -- heaps --nosuch
+expect 2 "alloc without --size" -- alloc
+expect 2 "alloc --size 0" -- alloc --size 0
+expect 2 "alloc --size garbage" -- alloc --size 12Q
+expect 2 "alloc --count 0" -- alloc --size 4K --count 0
+expect 2 "alloc --heap and --for" -- alloc --size 4K --heap memfd --for card0
+expect 2 "solve without a device" -- solve
+expect 2 "explain --json" -- explain --json card0
+expect 2 "bench --rounds 0" -- bench --rounds 0
+expect 2 "bench --solve --rounds 64 (its figures live in 64 slots)" -- bench --solve --rounds 64
+expect 2 "bench --for without --solve" -- bench --for card0
+expect 2 "bench --solve --pool" -- bench --solve --pool
+expect 2 "pool with malformed --hints" -- pool --hints 8y1M
+
+# ---- the heaps here
+expect 0 "heaps" -- heaps && has out '^HEAP ' "heaps prints its table"
+expect 0 "heaps --json" -- heaps --json && json 'isinstance(d, list) and len(d) > 0' "heaps --json is a list"
+cp "$tmp/out" "$tmp/heaps.json"
+heap=$(python3 -c 'import json, sys
+heaps = [h for h in json.load(open(sys.argv[1])) if h["available"]]
+print(heaps[0]["name"] if heaps else "")' "$tmp/heaps.json")
+[ -n "$heap" ] || { echo "FAIL: no available heap here" >&2; exit 1; }
+echo "an available heap: $heap"
+
+# ---- --heap nosuch names the heaps that exist
+for cmd in "alloc --size 4K" "pool" "bench" "bench --pool"; do
+	# shellcheck disable=SC2086
+	expect 1 "$cmd --heap nosuch fails" -- $cmd --heap nosuch &&
+		has err "no heap is named 'nosuch'; the heaps here are:.* $heap" \
+			"$cmd --heap nosuch lists the heaps there are"
+done
+[ -s "$tmp/out" ] && {
+	echo "FAIL: bench --pool --heap nosuch printed a table" >&2
+	failures=$((failures + 1))
+}
+
+# ---- alloc reports the size it really allocated
+expect 0 "alloc of 5000 bytes" -- alloc --size 5000 --heap "$heap" &&
+	has out '^buffer 0: [0-9]+ bytes \(5000 asked\) from' "alloc says the real size and the asked one"
+expect 0 "alloc --json" -- alloc --size 5000 --count 2 --heap "$heap" --json &&
+	json 'len(d["buffers"]) == 2 and all(b["requested"] == 5000 and b["size"] >= 8192 and
+	      b["size"] % 4096 == 0 and b["heap"] == "'"$heap"'" and b["child"] > 0 for b in d["buffers"])' \
+		"alloc --json: the requested and the real, page-rounded size of each buffer"
+expect 0 "alloc of whole pages" -- alloc --size 8K --heap "$heap" &&
+	has out '^buffer 0: 8192 bytes from' "alloc of whole pages says only the size"
+
+# ---- bench: a table and JSON rows
+expect 0 "bench on $heap" -- bench --heap "$heap" --sizes 4K --rounds 1 --round-ms 1 &&
+	has out "^$heap " "bench prints a row for $heap"
+expect 0 "bench --json" -- bench --heap "$heap" --sizes 4K,64K --rounds 1 --round-ms 1 --json &&
+	json 'len(d["rows"]) >= 2 and all(set(r) >= {"heap", "backend", "raw_call", "size", "raw_ns",
+	      "lib_ns", "ratio"} and r["heap"] == "'"$heap"'" for r in d["rows"] if "skipped" not in r)' \
+		"bench --json rows have heap, size, raw_ns, lib_ns, ratio"
+expect 0 "bench --pool --json" -- bench --pool --heap "$heap" --sizes 4K --rounds 3 \
+	--stream-seconds 0 --json && json 'len(d["rows"]) == 1' "bench --pool --json has its row"
+
+# ---- devices, solve, check
+expect 0 "devices --json" -- devices --json && json 'isinstance(d, list)' "devices --json is a list"
+expect 1 "solve for no such device" -- solve /dev/nosuch-device
+expect 1 "alloc for no such device" -- alloc --size 4K --for /dev/nosuch-device
+printf '[Heap system]\nContigous = yes\n' >"$tmp/90-bad.conf"
+expect 1 "check of a file with a typo" -- check "$tmp/90-bad.conf" &&
+	has err "90-bad.conf:2: " "check says file:line"
+printf '[Heap system]\nContiguous = no\n' >"$tmp/90-good.conf"
+expect 0 "check of a good file" -- check "$tmp/90-good.conf"
+expect 0 "pool on $heap" -- pool --heap "$heap" --hints 2x64K --cycle 64K --count 4
+
+echo "$((checks - failures)) passed, $failures failed"
+[ "$failures" = 0 ]
