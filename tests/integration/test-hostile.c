@@ -25,6 +25,7 @@
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -3433,11 +3434,29 @@ struct point {
 	} *shared;
 };
 
+/* A crash under a failed allocation: where, as far as the dynamic
+ * symbols tell (libion.so+0x... offsets for addr2line), then the crash. */
+static void print_crash(int sig)
+{
+	void *frames[32];
+	int n = backtrace(frames, 32);
+
+	backtrace_symbols_fd(frames, n, STDERR_FILENO);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static int point_child(void *arg)
 {
 	struct point *p = arg;
+	void *frame;
 	bool fired;
 	int r;
+
+	/* backtrace() loads libgcc_s on first use: not under the fault. */
+	backtrace(&frame, 1);
+	signal(SIGSEGV, print_crash);
+	signal(SIGBUS, print_crash);
 
 	exercise_point(p->c, p->b, FAULT_MALLOC, p->n, p->want, &fired, &r);
 	p->shared->fired = fired;
