@@ -101,14 +101,36 @@ static size_t size_class(size_t len)
 	return (len + grain - 1) / grain * grain;
 }
 
-/* How many references the kernel counts on the buffer's file, or -ENOENT
- * when it does not say (a memfd; before Linux 5.3). */
-static int file_refs(int fd)
+/* A number in fdinfo's text after key ("\ncount:"), or -ENOENT. */
+static int fdinfo_value(const char *text, const char *key, uint64_t *ret)
+{
+	const char *p = strstr(text, key);
+	char value[24];
+	size_t n;
+
+	if (!p)
+		return -ENOENT;
+	p += strlen(key);
+	p += strspn(p, " \t");
+	n = strcspn(p, "\n");
+	if (n == 0 || n >= sizeof(value))
+		return -EIO;
+	memcpy(value, p, n);
+	value[n] = '\0';
+	return ion_parse_u64(value, 10, ret) < 0 ? -EIO : 0;
+}
+
+/*
+ * How many references the kernel counts on the buffer's file, or -ENOENT
+ * when it does not say (a memfd; before Linux 5.3).  *ret_ino, where
+ * given, is the inode the same read saw (fdinfo's "ino", Linux 5.14 and
+ * later), or 0.
+ */
+static int file_refs_ino(int fd, ino_t *ret_ino)
 {
 	_cleanup_free_ char *text = NULL;
 	char path[40];
-	const char *count;
-	uint64_t v;
+	uint64_t v, ino;
 	size_t len;
 	int r;
 
@@ -116,15 +138,19 @@ static int file_refs(int fd)
 	r = ion_read_file(path, 4096, &text, &len);
 	if (r < 0)
 		return r;
-	count = strstr(text, "\ncount:");
-	if (!count)
-		return -ENOENT;
-	count += strlen("\ncount:");
-	count += strspn(count, " \t");
-	((char *)count)[strcspn(count, "\n")] = '\0';
-	if (ion_parse_u64(count, 10, &v) < 0 || v > INT32_MAX)
+	r = fdinfo_value(text, "\ncount:", &v);
+	if (r < 0)
+		return r;
+	if (v > INT32_MAX)
 		return -EIO;
+	if (ret_ino)
+		*ret_ino = fdinfo_value(text, "\nino:", &ino) == 0 ? (ino_t)ino : 0;
 	return (int)v;
+}
+
+static int file_refs(int fd)
+{
+	return file_refs_ino(fd, NULL);
 }
 
 /* Zeroes a buffer and ends CPU access, so that its caches are clean
@@ -408,6 +434,53 @@ static void expire(struct ion_pool *pool)
 			drop(pool, i--, true);
 }
 
+/*
+ * The background thread's reclaim: the kernel's counts read without the
+ * lock (an fdinfo read is slow, slower still under emulation, and a hot
+ * path's get must not wait for sixteen of them).  A count is trusted only
+ * for the buffer it was read of: the same fd and inode, still out, when
+ * the lock is taken again; where fdinfo does not give the inode (before
+ * Linux 5.14), the counts are read under the lock as before.
+ */
+static void reclaim_unlocked(struct ion_pool *pool)
+{
+	struct { int fd; ino_t ino; int refs; ino_t seen; } c[16];
+	size_t n = 0;
+
+	pthread_mutex_lock(&pool->lock);
+	expire(pool);
+	for (size_t i = 0; i < pool->n_bufs && n < 16; i++)
+		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].counted)
+			c[n++] = (typeof(c[0])){ pool->bufs[i].fd, pool->bufs[i].ino, 0, 0 };
+	pthread_mutex_unlock(&pool->lock);
+	for (size_t k = 0; k < n; k++)
+		c[k].refs = file_refs_ino(c[k].fd, &c[k].seen);
+	pthread_mutex_lock(&pool->lock);
+	for (size_t k = 0; k < n; k++) {
+		if (n && !c[k].seen) {
+			reclaim(pool, 0, 16, false); /* no inode in fdinfo */
+			break;
+		}
+		if (c[k].refs != 1 || c[k].seen != c[k].ino)
+			continue;
+		for (size_t i = 0; i < pool->n_bufs; i++) {
+			struct pool_buf *b = &pool->bufs[i];
+
+			if (b->fd != c[k].fd || b->ino != c[k].ino || b->state != BUF_OUT)
+				continue;
+			if (!room_for(pool, b->size) || hint_full(pool, b->size)) {
+				drop(pool, i, true);
+			} else {
+				b->state = BUF_DIRTY;
+				account(pool, (long long)b->size);
+				pool->stats[ION_POOL_STAT_RECLAIMS]++;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pool->lock);
+}
+
 static ssize_t find_free(const struct ion_pool *pool, size_t size)
 {
 	for (size_t i = 0; i < pool->n_bufs; i++)
@@ -586,10 +659,7 @@ static void *refill_thread(void *arg)
 			}
 			if (!p->background)
 				continue;
-			pthread_mutex_lock(&p->lock);
-			expire(p);
-			reclaim(p, 0, 16, false);
-			pthread_mutex_unlock(&p->lock);
+			reclaim_unlocked(p);
 			scrub_unlocked(p);
 			fill(p, true);
 		}

@@ -2,9 +2,10 @@
 /*
  * ionctl bench: allocate and close in a loop, as Android's
  * dmabuf-heap-bench does, for each heap and size, twice in the same run:
- * the raw kernel call and libion's ion_alloc_fd().  Blocks of the two
- * alternate so that drift (frequency, other load) hits both alike; the
- * figure is the median block's ns per call, and the ratio libion / raw.
+ * the raw kernel call, libion's ion_alloc_fd() (Android's API) and
+ * ion_ctx_alloc() (the context API, by heap name).  Blocks of the three
+ * alternate so that drift (frequency, other load) hits all alike; the
+ * figure is the median block's ns per call, and the ratios to raw.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +20,8 @@
 #include "ionctl.h"
 
 struct bench {
+	struct ion_ctx *ctx;	/* the context API's */
+	const char *heap;	/* the heap's name, for ion_ctx_alloc() */
 	int client;		/* the compat API's client fd */
 	unsigned int mask;	/* the heap's id bit */
 	struct raw_alloc raw;
@@ -40,9 +43,12 @@ static void json_row(struct bench *b, const struct ion_heap *h, const char *raw_
 	ionctl_json_string(raw_call);
 }
 
-static int lib_alloc_close(struct bench *b, size_t len)
+enum { RAW, COMPAT, CTX, N_PATHS };
+
+static int lib_alloc_close(struct bench *b, int path, size_t len)
 {
-	int fd, r = ion_alloc_fd(b->client, len, 0, b->mask, ION_FLAG_CACHED, &fd);
+	int fd, r = path == COMPAT ? ion_alloc_fd(b->client, len, 0, b->mask, ION_FLAG_CACHED, &fd)
+				   : ion_ctx_alloc(b->ctx, b->heap, len, ION_FLAG_CACHED, &fd);
 
 	if (r < 0)
 		return r;
@@ -51,12 +57,13 @@ static int lib_alloc_close(struct bench *b, size_t len)
 }
 
 /* ns for n calls, or a negative errno. */
-static double run(struct bench *b, int lib, size_t len, unsigned long n)
+static double run(struct bench *b, int path, size_t len, unsigned long n)
 {
 	double start = ionctl_now_ns();
 
 	for (unsigned long i = 0; i < n; i++) {
-		int r = lib ? lib_alloc_close(b, len) : b->raw.alloc_close(&b->raw, len);
+		int r = path != RAW ? lib_alloc_close(b, path, len)
+				    : b->raw.alloc_close(&b->raw, len);
 
 		if (r < 0)
 			return r;
@@ -66,59 +73,68 @@ static double run(struct bench *b, int lib, size_t len, unsigned long n)
 
 #define RUN_CALLS 8
 
-/* One round: n runs of each, interleaved; ns per call of both. */
-static int round_ns(struct bench *b, size_t len, unsigned long n, double *raw, double *lib)
+/* One round: n runs of each path, interleaved; ns per call of each. */
+static int round_ns(struct bench *b, size_t len, unsigned long n, double ns[N_PATHS])
 {
 	double t;
 
-	*raw = *lib = 0;
-	for (unsigned long i = 0; i < n; i++) {
-		if ((t = run(b, 0, len, RUN_CALLS)) < 0)
-			return (int)t;
-		*raw += t;
-		if ((t = run(b, 1, len, RUN_CALLS)) < 0)
-			return (int)t;
-		*lib += t;
-	}
-	*raw /= (double)(n * RUN_CALLS);
-	*lib /= (double)(n * RUN_CALLS);
+	for (int p = 0; p < N_PATHS; p++)
+		ns[p] = 0;
+	for (unsigned long i = 0; i < n; i++)
+		for (int p = 0; p < N_PATHS; p++) {
+			if ((t = run(b, p, len, RUN_CALLS)) < 0)
+				return (int)t;
+			ns[p] += t;
+		}
+	for (int p = 0; p < N_PATHS; p++)
+		ns[p] /= (double)(n * RUN_CALLS);
 	return 0;
 }
 
-static int measure(struct bench *b, size_t len, double *raw_ns, double *lib_ns)
+/* The median round's ns per call of each path. */
+static int measure(struct bench *b, size_t len, double ret[N_PATHS])
 {
-	double raw[64], lib[64], probe;
+	double *rounds[N_PATHS] = { 0 }, probe[N_PATHS];
 	unsigned long n;
 	int r;
 
-	/* Warm both paths (page cache, CMA, the lazily discovered context). */
-	r = round_ns(b, len, 1, &probe, &lib[0]);
-	if (r < 0)
-		return r;
+	/* Warm every path (page cache, CMA, the lazily discovered context). */
+	r = round_ns(b, len, 1, probe);
+	for (int p = 0; r == 0 && p < N_PATHS; p++)
+		if (!(rounds[p] = calloc(b->rounds, sizeof(double))))
+			r = -ENOMEM;
 	/* Runs per round, so that a round takes about target_ns. */
-	n = (unsigned long)(b->target_ns / (2 * RUN_CALLS * (probe > 1 ? probe : 1)));
+	n = (unsigned long)(b->target_ns / (N_PATHS * RUN_CALLS * (probe[RAW] > 1 ? probe[RAW] : 1)));
 	n = n < 1 ? 1 : n > 20000 ? 20000 : n;
-	for (unsigned int i = 0; i < b->rounds; i++) {
-		r = round_ns(b, len, n, &raw[i], &lib[i]);
-		if (r < 0)
-			return r;
+	for (unsigned int i = 0; r == 0 && i < b->rounds; i++) {
+		double ns[N_PATHS];
+
+		r = round_ns(b, len, n, ns);
+		for (int p = 0; r == 0 && p < N_PATHS; p++)
+			rounds[p][i] = ns[p];
 	}
-	*raw_ns = ionctl_median(raw, b->rounds);
-	*lib_ns = ionctl_median(lib, b->rounds);
-	return 0;
+	for (int p = 0; p < N_PATHS; p++) {
+		if (r == 0)
+			ret[p] = ionctl_median(rounds[p], b->rounds);
+		free(rounds[p]);
+	}
+	return r;
 }
 
 static void bench_raw(struct bench *b, const struct ion_heap *h,
 		      const size_t *sizes, size_t n_sizes)
 {
 	for (size_t i = 0; i < n_sizes; i++) {
-		double raw_ns, lib_ns;
+		double ns[N_PATHS], raw_ns, lib_ns, ctx_ns;
 		char size[16];
 		int r;
 
 		snprintf(size, sizeof(size), sizes[i] >= (1 << 20) ? "%zuM" : "%zuK",
 			 sizes[i] >= (1 << 20) ? sizes[i] >> 20 : sizes[i] >> 10);
-		r = measure(b, sizes[i], &raw_ns, &lib_ns);
+		r = measure(b, sizes[i], ns);
+		raw_ns = ns[RAW];
+		lib_ns = ns[COMPAT];
+		ctx_ns = ns[CTX];
 		if (r < 0)
 			b->failed++;
 		else
@@ -131,16 +147,18 @@ static void bench_raw(struct bench *b, const struct ion_heap *h,
 				ionctl_json_string(strerror(-r));
 				putchar('}');
 			} else {
-				printf(", \"raw_ns\": %.0f, \"lib_ns\": %.0f, \"ratio\": %.3f}",
-				       raw_ns, lib_ns, lib_ns / raw_ns);
+				printf(", \"raw_ns\": %.0f, \"lib_ns\": %.0f, \"ratio\": %.3f, "
+				       "\"ctx_ns\": %.0f, \"ctx_ratio\": %.3f}",
+				       raw_ns, lib_ns, lib_ns / raw_ns, ctx_ns, ctx_ns / raw_ns);
 			}
 		} else if (r < 0) {
 			printf("%-22s %-9s %-11s %5s  failed: %s\n", ion_heap_get_name(h),
 			       ion_heap_get_backend(h), b->raw.name, size, strerror(-r));
 		} else {
-			printf("%-22s %-9s %-11s %5s %14.0f %14.0f %7.3f\n",
+			printf("%-22s %-9s %-11s %5s %14.0f %14.0f %7.3f %14.0f %7.3f\n",
 			       ion_heap_get_name(h), ion_heap_get_backend(h),
-			       b->raw.name, size, raw_ns, lib_ns, lib_ns / raw_ns);
+			       b->raw.name, size, raw_ns, lib_ns, lib_ns / raw_ns, ctx_ns,
+			       ctx_ns / raw_ns);
 		}
 		fflush(stdout);
 	}
@@ -165,6 +183,7 @@ static void bench_heap(struct bench *b, const struct ion_heap *h,
 		return;
 	}
 	b->mask = 1U << ion_heap_get_id(h);
+	b->heap = ion_heap_get_name(h);
 	for (unsigned int variant = 0;; variant++) {
 		r = raw_alloc_init(&b->raw, h, variant);
 		if (r < 0) {
@@ -277,11 +296,13 @@ int ionctl_bench(int argc, char **argv)
 			       "       ionctl bench --solve [--devices 100] [--for DEVICE...] [--rounds 7]\n"
 			       "                    [--json]\n\n"
 			       "Allocates and closes buffers in a loop on every available heap\n"
-			       "(or NAME): the raw kernel call and libion's ion_alloc_fd(), in\n"
-			       "alternating runs of 8 calls, for rounds of about round-ms. Prints\n"
-			       "the median round's ns per call of both and the ratio libion / raw.\n"
+			       "(or NAME): the raw kernel call, libion's ion_alloc_fd() (Android's\n"
+			       "API) and ion_ctx_alloc() (by heap name), in alternating runs of 8\n"
+			       "calls, for rounds of about round-ms. Prints the median round's ns\n"
+			       "per call of each and its ratio to raw.\n"
 			       "--json: {\"rows\": [...]}, each row {\"heap\", \"backend\", \"raw_call\",\n"
-			       "\"size\", \"raw_ns\", \"lib_ns\", \"ratio\"} (or \"error\", or \"skipped\").\n"
+			       "\"size\", \"raw_ns\", \"lib_ns\", \"ratio\", \"ctx_ns\", \"ctx_ratio\"}\n"
+			       "(or \"error\", or \"skipped\").\n"
 			       "Exit status 1 when NAME is no heap here, when nothing was measured,\n"
 			       "or when any measurement failed (its row says why).\n\n"
 			       "       ionctl bench --pool [--heap NAME] [--sizes ...] [--rounds 7]\n"
@@ -332,6 +353,7 @@ int ionctl_bench(int argc, char **argv)
 	ctx = ionctl_ctx_new("bench");
 	if (!ctx)
 		return IONCTL_NO;
+	b.ctx = ctx;
 	b.client = ion_open();
 	if (b.client < 0) {
 		ion_ctx_unref(ctx);
@@ -340,8 +362,9 @@ int ionctl_bench(int argc, char **argv)
 	if (json)
 		printf("{\"rows\": [");
 	else
-		printf("%-22s %-9s %-11s %5s %14s %14s %7s\n", "HEAP", "BACKEND", "RAW CALL",
-		       "SIZE", "raw ns/call", "libion ns/call", "ratio");
+		printf("%-22s %-9s %-11s %5s %14s %14s %7s %14s %7s\n", "HEAP", "BACKEND",
+		       "RAW CALL", "SIZE", "raw ns/call", "ion_alloc_fd", "ratio", "ion_ctx_alloc",
+		       "ratio");
 	n = ion_ctx_get_heap_count(ctx);
 	for (int i = 0; i < n; i++) {
 		const struct ion_heap *h;
