@@ -50,12 +50,14 @@ static void lock_clients(int *state)
 {
 	ion_fork_handlers_register();
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, state);
+	ion_fork_gate_enter();
 	pthread_mutex_lock(&lock);
 }
 
 static void unlock_clients(int state)
 {
 	pthread_mutex_unlock(&lock);
+	ion_fork_gate_leave();
 	pthread_setcancelstate(state, NULL);
 }
 static struct ion_ctx *shared_ctx;

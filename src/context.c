@@ -75,13 +75,40 @@ static int log_priority_from_env(void)
  */
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t idle;
+	pthread_cond_t idle;	/* readers fell to 0, or the fork is done */
 	unsigned int readers;
-} fork_lock = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	bool forking;		/* a fork() waits: no new entries */
+} fork_lock = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false };
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+/*
+ * How deep this thread is inside the library's locks.  A fork() that
+ * waits holds back only new outermost entries: a thread already inside
+ * (the compat layer's lock held, say, and on its way into discovery) goes
+ * on, or the fork would wait for it for ever.  Without the gate, threads
+ * that keep entering would starve the fork: glibc's locks are not fair.
+ */
+static __thread unsigned int depth;
+
+void ion_fork_gate_enter(void)
+{
+	if (depth++ == 0) {
+		pthread_mutex_lock(&fork_lock.lock);
+		while (fork_lock.forking)
+			pthread_cond_wait(&fork_lock.idle, &fork_lock.lock);
+		pthread_mutex_unlock(&fork_lock.lock);
+	}
+}
+
+void ion_fork_gate_leave(void)
+{
+	depth--;
+}
 
 static void fork_prepare(void)
 {
+	pthread_mutex_lock(&fork_lock.lock);
+	fork_lock.forking = true;
+	pthread_mutex_unlock(&fork_lock.lock);
 	ion_compat_fork_prepare();
 	pthread_mutex_lock(&fork_lock.lock);
 	while (fork_lock.readers)
@@ -89,16 +116,29 @@ static void fork_prepare(void)
 	ion_pools_fork_prepare();
 }
 
-static void fork_parent(void)
+static void fork_done(void)
 {
-	ion_pools_fork_parent();
+	fork_lock.forking = false;
+	pthread_cond_broadcast(&fork_lock.idle);
 	pthread_mutex_unlock(&fork_lock.lock);
 	ion_compat_fork_done();
 }
 
+static void fork_parent(void)
+{
+	ion_pools_fork_parent();
+	fork_done();
+}
+
+/* The child's one thread: no reader is left, and none is inside. */
 static void fork_child(void)
 {
 	ion_pools_fork_child();
+	fork_lock.readers = 0;
+	depth = 0;
+	fork_lock.forking = false;
+	/* Its waiters were the parent's threads, which the child has not. */
+	pthread_cond_init(&fork_lock.idle, NULL);
 	pthread_mutex_unlock(&fork_lock.lock);
 	ion_compat_fork_done();
 }
@@ -116,13 +156,17 @@ void ion_fork_handlers_register(void)
 static void fork_share_take(void)
 {
 	pthread_mutex_lock(&fork_lock.lock);
+	while (fork_lock.forking && depth == 0)
+		pthread_cond_wait(&fork_lock.idle, &fork_lock.lock);
 	fork_lock.readers++;
+	depth++;
 	pthread_mutex_unlock(&fork_lock.lock);
 }
 
 static void fork_share_give(void)
 {
 	pthread_mutex_lock(&fork_lock.lock);
+	depth--;
 	if (--fork_lock.readers == 0)
 		pthread_cond_broadcast(&fork_lock.idle);
 	pthread_mutex_unlock(&fork_lock.lock);

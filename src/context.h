@@ -67,6 +67,10 @@ void ion_ctx_unlock(struct ion_ctx *ctx, int state);
 void ion_fork_handlers_register(void);
 void ion_compat_fork_prepare(void);
 void ion_compat_fork_done(void);
+/* Around compat.c's lock: waits while a fork() is pending, unless this
+ * thread is inside the library already. */
+void ion_fork_gate_enter(void);
+void ion_fork_gate_leave(void);
 
 /* sysroot + path, malloc'ed; NULL on ENOMEM. */
 char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);

@@ -121,7 +121,7 @@ static char *canonical(struct ion_ctx *ctx, const struct ion_registry *reg,
 	real = realpath(full, NULL);
 	p = real ? ion_ctx_unroot(ctx, reg->root, real) : NULL;
 	if (!p)
-		*ret_error = errno == ENOMEM ? -ENOMEM : -ENODEV;
+		*ret_error = ion_errno_transient(-errno) ? -errno : -ENODEV;
 	return p;
 }
 
@@ -779,7 +779,7 @@ int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
 	dev->syspath = steal_ptr(&path);
 	full = ion_ctx_path(ctx, dev->syspath);
 	d.dev = full ? ion_sysfs_open_dir(AT_FDCWD, full) : -ENOMEM;
-	r = d.dev < 0 ? (d.dev == -ENOMEM ? -ENOMEM : -ENODEV) : 0;
+	r = d.dev < 0 ? (ion_errno_transient(d.dev) ? d.dev : -ENODEV) : 0;
 	if (r == 0)
 		r = read_facts(ctx, reg, dev, &d);
 	if (r == 0)
@@ -874,7 +874,7 @@ int ion_devices_enumerate(struct ion_ctx *ctx, struct ion_registry *reg)
 			return -ENOMEM;
 		n = scandir(dir, &names, classes[c].filter, versionsort);
 		if (n < 0) {
-			if (errno == ENOMEM || errno == EMFILE || errno == ENFILE)
+			if (ion_errno_transient(-errno))
 				return -errno;
 			continue;
 		}
@@ -891,7 +891,9 @@ int ion_devices_enumerate(struct ion_ctx *ctx, struct ion_registry *reg)
 
 				if (k == 0 && (k = add_device(reg, dev)) < 0)
 					device_free(dev);
-				if (k == -ENOMEM)
+				/* A device not read for want of memory or fds is no
+				 * device gone: discovery fails, and runs again. */
+				if (ion_errno_transient(k))
 					r = k;
 				else if (k < 0)
 					ion_dbg(ctx, "%s: not read: %s", path, strerror(-k));

@@ -107,9 +107,16 @@ int ion_open_device_node(const char *sysroot, const char *path, int flags,
 	struct stat st;
 	int r;
 
+	/* Looked at before it is opened: a socket or a folder would answer
+	 * the open with an errno that hides what it is. */
+	if (stat(path, &st) == 0 && !S_ISCHR(st.st_mode)) {
+		*ret_why = "is not a character device";
+		return -ENOTTY;
+	}
 	fd = open(path, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return neg_errno();
+	/* ... and again once open: it may have been replaced meanwhile. */
 	if (fstat(fd, &st) < 0)
 		return neg_errno();
 	if (!S_ISCHR(st.st_mode)) {
