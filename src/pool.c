@@ -791,6 +791,12 @@ static void unlink_pool(struct ion_pool *pool)
 
 static void pool_free(struct ion_pool *pool)
 {
+	const unsigned long long *st = pool->stats;
+
+	ion_dbg(pool->ctx, "%spool done: %llu hits, %llu misses, %llu refills, %llu reclaims, %llu trims, %llu bytes at most",
+		pool->heap_pool ? "heap " : "", st[ION_POOL_STAT_HITS], st[ION_POOL_STAT_MISSES],
+		st[ION_POOL_STAT_REFILLS], st[ION_POOL_STAT_RECLAIMS], st[ION_POOL_STAT_TRIMS],
+		st[ION_POOL_STAT_HIGH_WATER]);
 	unlink_pool(pool);
 	pthread_mutex_lock(&pool->lock);
 	while (pool->n_bufs)

@@ -1852,6 +1852,7 @@ static void test_pool_outlives_context(void **pstate)
 /* ---- a heaps.d Pool hint ---- */
 
 static atomic_int pool_hint_logged;
+static char stats_logged[512];
 
 __attribute__((format(printf, 6, 0)))
 static void capture_log(struct ion_ctx *ctx, int priority, const char *file, int line,
@@ -1863,6 +1864,29 @@ static void capture_log(struct ion_ctx *ctx, int priority, const char *file, int
 	vsnprintf(text, sizeof(text), format, args);
 	if (strstr(text, "a pool for the board's Pool hint"))
 		atomic_store(&pool_hint_logged, 1);
+	if (strstr(text, "pool done:"))
+		snprintf(stats_logged, sizeof(stats_logged), "%s", text);
+}
+
+/* "Stats: ... in the log at debug level": a pool says what it did when it
+ * ends. */
+static void test_stats_logged(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_pool *pool;
+	int fd;
+
+	ion_ctx_set_log_fn(s->ctx, capture_log);
+	ion_ctx_set_log_priority(s->ctx, LOG_DEBUG);
+	stats_logged[0] = '\0';
+	assert_int_equal(ion_pool_new(s->sol, &pool), 0);
+	assert_int_equal(ion_pool_get(pool, KiB(64), &fd), 0);
+	assert_int_equal(ion_pool_put(pool, fd, s->vouch), 0);
+	assert_int_equal(ion_pool_get(pool, KiB(64), &fd), 0);
+	assert_int_equal(ion_pool_put(pool, fd, s->vouch), 0);
+	ion_pool_unref(pool);
+	print_message("%s\n", stats_logged);
+	assert_non_null(strstr(stats_logged, "pool done: 1 hits, 1 misses"));
 }
 
 /* A temporary heaps.d folder giving the heap "Pool = 4x1M". */
@@ -2301,6 +2325,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memfd_needs_vouch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memfd_closed_is_released, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zeroing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stats_logged, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_bytes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_context_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_context_limit_lowered, setup, teardown),
