@@ -94,9 +94,16 @@ if [ "$cross" = 1 ]; then
 		step "cross build for $arch (gcc -Werror), unit and host tests under qemu-user"
 		vm=auto
 		[ "$arch" = aarch64 ] || vm=disabled
-		[ -d "$dir" ] || meson setup "$dir" --cross-file "cross/${target#*:}.txt" \
-			-Dwerror=true -Dvm_tests=$vm >/dev/null
-		meson compile -C "$dir" >/dev/null
+		# A build that fails says so and fails the run, without ending
+		# it: the steps after still run, and the summary counts.
+		if ! { [ -d "$dir" ] || meson setup "$dir" --cross-file "cross/${target#*:}.txt" \
+			-Dwerror=true -Dvm_tests=$vm >/dev/null; } ||
+		   ! meson compile -C "$dir" >"$logdir/compile-$arch.log" 2>&1; then
+			grep -E 'error|FAILED' "$logdir/compile-$arch.log" | head -20
+			echo "cross build for $arch failed"
+			failed=1
+			continue
+		fi
 		mtest "$dir" --suite unit --suite host || failed=1
 	done
 

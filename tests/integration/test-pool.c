@@ -1723,8 +1723,12 @@ static void test_bad_sizes(void **pstate)
 	assert_int_equal(ion_pool_get(s->pool, SIZE_MAX - MiB(1) + 2, &fd), -EINVAL);
 	assert_int_equal(fd, -77);
 	/* Rounds, but no heap has it: the solution's error, nothing left. */
-	assert_true(ion_pool_get(s->pool, SIZE_MAX / 8 * 7, &fd) < 0);
-	assert_int_equal(fd, -77);
+	/* (Where size_t is 32 bits, 3.5 GiB is a length a big machine's
+	 * memfd heap can give.) */
+	if (sizeof(size_t) == 8) {
+		assert_true(ion_pool_get(s->pool, SIZE_MAX / 8 * 7, &fd) < 0);
+		assert_int_equal(fd, -77);
+	}
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 0);
