@@ -46,6 +46,7 @@ struct pool_buf {
 	enum buf_state state;
 	bool counted;		/* the kernel counts its references (a dma-buf) */
 	uint64_t since_ns;	/* free since */
+	unsigned int outs;	/* hand-outs so far: which one a count was read in */
 };
 
 struct ion_pool {
@@ -442,20 +443,23 @@ static void expire(struct ion_pool *pool)
  * The background thread's reclaim: the kernel's counts read without the
  * lock (an fdinfo read is slow, slower still under emulation, and a hot
  * path's get must not wait for sixteen of them).  A count is trusted only
- * for the buffer it was read of: the same fd and inode, still out, when
- * the lock is taken again; where fdinfo does not give the inode (before
- * Linux 5.14), the counts are read under the lock as before.
+ * for the hand-out it was read in: the same fd and inode, still out, and
+ * not put back and handed out again meanwhile (a count of 1 read between
+ * the put and the next get is no longer true after it), when the lock is
+ * taken again; where fdinfo does not give the inode (before Linux 5.14),
+ * the counts are read under the lock as before.
  */
 static void reclaim_unlocked(struct ion_pool *pool)
 {
-	struct { int fd; ino_t ino; int refs; ino_t seen; } c[16];
+	struct { int fd; ino_t ino; unsigned int outs; int refs; ino_t seen; } c[16];
 	size_t n = 0;
 
 	pthread_mutex_lock(&pool->lock);
 	expire(pool);
 	for (size_t i = 0; i < pool->n_bufs && n < 16; i++)
 		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].counted)
-			c[n++] = (typeof(c[0])){ pool->bufs[i].fd, pool->bufs[i].ino, 0, 0 };
+			c[n++] = (typeof(c[0])){ pool->bufs[i].fd, pool->bufs[i].ino,
+						 pool->bufs[i].outs, 0, 0 };
 	pthread_mutex_unlock(&pool->lock);
 	for (size_t k = 0; k < n; k++)
 		c[k].refs = file_refs_ino(c[k].fd, &c[k].seen);
@@ -470,7 +474,8 @@ static void reclaim_unlocked(struct ion_pool *pool)
 		for (size_t i = 0; i < pool->n_bufs; i++) {
 			struct pool_buf *b = &pool->bufs[i];
 
-			if (b->fd != c[k].fd || b->ino != c[k].ino || b->state != BUF_OUT)
+			if (b->fd != c[k].fd || b->ino != c[k].ino || b->state != BUF_OUT ||
+			    b->outs != c[k].outs)
 				continue;
 			if (!room_for(pool, b->size) || hint_full(pool, b->size)) {
 				drop(pool, i, true);
@@ -987,6 +992,7 @@ static int hand_out(struct ion_pool *pool, size_t i)
 		pool->n_unanchored++;
 	}
 	b->state = BUF_OUT;
+	b->outs++;
 	account(pool, -(long long)b->size);
 	pool->stats[ION_POOL_STAT_HITS]++;
 	/* A heap's pool has no put: what it cannot count, it forgets. */
