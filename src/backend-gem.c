@@ -148,6 +148,20 @@ static int check_dumb_export(int fd, const char **ret_what, uint32_t *ret_export
 }
 
 /*
+ * The driver's name, with no allocation (drmGetVersion()'s NULL says
+ * neither whether the node is no DRM device nor whether memory ran out).
+ */
+static int driver_name(int fd, char *name, size_t size)
+{
+	struct drm_version v = { .name_len = size - 1, .name = name };
+
+	memset(name, 0, size);
+	if (drmIoctl(fd, DRM_IOCTL_VERSION, &v) != 0)
+		return neg_errno();
+	return name[0] ? 0 : -ENOTTY;
+}
+
+/*
  * Opens a node and checks it.  Returns the fd or a negative errno with
  * *ret_what set ("open", "DRM version", or check_dumb_export()'s step).
  * Sets *driver (malloc'ed) if still NULL and the node names its driver.
@@ -156,7 +170,7 @@ static int open_node(const char *sysroot, const struct drm_node *node, char **dr
 		     const char **ret_what, const char **ret_why, uint32_t *ret_export)
 {
 	_cleanup_close_ int fd = -1;
-	drmVersionPtr version;
+	char name[64];
 	int r;
 
 	*ret_what = "open";
@@ -164,13 +178,10 @@ static int open_node(const char *sysroot, const struct drm_node *node, char **dr
 	if (fd < 0)
 		return fd;
 	*ret_what = "DRM version";
-	version = drmGetVersion(fd);
-	if (!version)
-		return -ENOTTY;
-	if (!*driver)
-		*driver = strdup(version->name);
-	drmFreeVersion(version);
-	if (!*driver)
+	r = driver_name(fd, name, sizeof(name));
+	if (r < 0)
+		return r;
+	if (!*driver && !(*driver = strdup(name)))
 		return -ENOMEM;
 	/*
 	 * Opening a card node nobody is master of makes us master, and a
@@ -222,12 +233,15 @@ static int behind_iommu(const char *device)
 	return 0;
 }
 
-static bool is_devicetree_device(const char *device)
+/* 1 when the device is in the device tree, 0 if not, or -ENOMEM. */
+static int is_devicetree_device(const char *device)
 {
 	_cleanup_free_ char *of_node = NULL;
 
-	if (asprintf(&of_node, "%s/of_node", device) < 0)
-		return false;
+	if (asprintf(&of_node, "%s/of_node", device) < 0) {
+		of_node = NULL;
+		return -ENOMEM;
+	}
 	return access(of_node, F_OK) == 0;
 }
 
@@ -286,15 +300,21 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 	 * may hand out shmem pages: vgem and vkms, which do no DMA, and PC
 	 * GPUs with the IOMMU off.
 	 */
-	if (device && is_devicetree_device(device) && behind_iommu(device) == 0)
-		heap->props |= ION_HEAP_PROP_CONTIGUOUS;
+	if (device) {
+		int dt = is_devicetree_device(device), iommu = dt > 0 ? behind_iommu(device) : 0;
+
+		if (dt < 0 || iommu < 0)
+			return -ENOMEM;
+		if (dt && !iommu)
+			heap->props |= ION_HEAP_PROP_CONTIGUOUS;
+	}
 	/* Its device's own buffers: the device objects find their heap here. */
 	if (device && !(heap->sysfs_device = ion_ctx_unroot(ctx, reg->root, device)) && errno == ENOMEM)
 		return -ENOMEM;
 	heap->node = strdup(node->path);
 	if (!heap->node)
-		ion_heap_set_unavailable(heap, -ENOMEM, "out of memory");
-	else if (fd < 0 && why)
+		return -ENOMEM;
+	if (fd < 0 && why)
 		ion_heap_set_unavailable(heap, fd, "%s %s", node->path, why);
 	else if (fd < 0 && strcmp(what, "open") == 0) {
 		_cleanup_free_ char *hint = fd == -EACCES || fd == -EPERM
@@ -337,8 +357,11 @@ static int fill_node(struct ion_ctx *ctx, struct drm_node *node, const char *dir
 	sys = ion_ctx_path(ctx, link);
 	if (!sys)
 		return -ENOMEM;
-	/* Without sysfs (a bare sysroot) every node counts as its own device. */
+	/* Without sysfs (a bare sysroot) every node counts as its own device;
+	 * for want of memory or fds it is no such case, and discovery fails. */
 	node->device = realpath(sys, NULL);
+	if (!node->device && ion_errno_transient(-errno))
+		return -errno;
 	node->render = strncmp(name, "renderD", 7) == 0;
 	node->path = steal_ptr(&path);
 	return 1;

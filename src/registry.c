@@ -568,6 +568,17 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 		r = read_ram_bits(ctx, reg);
 	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]) && r == 0; i++)
 		r = backends[i]->probe(ctx, reg);
+	/* No heap is remembered unavailable for a passing reason (out of
+	 * memory or fds), nor without its reason for want of memory to say
+	 * it: discovery fails instead, and runs again. */
+	for (unsigned int i = 0; i < reg->n_heaps && r == 0; i++) {
+		const struct ion_heap *h = reg->heaps[i];
+
+		if (h->error && ion_errno_transient(h->error))
+			r = h->error;
+		else if (h->error && !h->reason)
+			r = -ENOMEM;
+	}
 	for (unsigned int i = 0; i < reg->n_heaps && r == 0; i++)
 		r = heap_memory(reg, reg->heaps[i]);
 	if (r == 0)
