@@ -212,6 +212,19 @@ if ! grep -q '^@@VM-SUITE-DONE ' <<<"$markers"; then
 fi
 grep '^@@VM-TEST-END ' <<<"$markers" | grep -v ' 0$' |
 	sed 's/^@@VM-TEST-END /run-vm: FAILED: /' >&2 || true
+# What each failed test said of its failures, where a log cut to its last
+# lines (meson's) would not show it: at most 20 lines a test, on stderr.
+tr -d '\r' <"$console" | awk '
+	/@@VM-TEST-BEGIN / { name = substr($0, index($0, "@@VM-TEST-BEGIN ") + 16); n = 0; delete lines; next }
+	/@@VM-TEST-END / {
+		if ($NF != "0" && n) {
+			print "run-vm: what " name " said of its failures:"
+			for (i = 1; i <= n; i++) print "  " lines[i]
+		}
+		next
+	}
+	/FAIL|ERROR|error:|Failure|LINE  |panic|Assertion|leaked/ { if (n < 20) lines[++n] = $0 }
+' >&2 || true
 [ "$failed" = 0 ] || ok=0
 
 echo "vm-$series: $passed passed, $failed failed"
