@@ -134,7 +134,15 @@ printf '[Heap system]\nContigous = yes\n' >"$tmp/90-bad.conf"
 expect 1 "check of a file with a typo" -- check "$tmp/90-bad.conf" &&
 	has err "90-bad.conf:2: " "check says file:line"
 printf '[Heap system]\nContiguous = no\n' >"$tmp/90-good.conf"
-expect 0 "check of a good file" -- check "$tmp/90-good.conf"
+expect 0 "check of a good file" -- check "$tmp/90-good.conf" &&
+	has out '^1 file read, 0 problems$' "check counts the file it read"
+# PATHs that yield no file: a missing one is no error to discovery (a
+# layer this system lacks), but "0 problems" would pass a typo.
+mkdir "$tmp/empty"
+expect 1 "check of a folder without .conf files" -- check "$tmp/empty" &&
+	has err '^ionctl check: no file read' "check says it read no file"
+expect 1 "check of a path that does not exist" -- check "$tmp/nosuch"
+expect 0 "check of an empty folder beside a good file" -- check "$tmp/empty" "$tmp/90-good.conf"
 expect 0 "pool on $heap" -- pool --heap "$heap" --hints 2x64K --cycle 64K --count 4
 
 echo "$((checks - failures)) passed, $failures failed"

@@ -44,7 +44,8 @@ int ionctl_check(int argc, char **argv)
 			       "Reads heaps.d files (the PATHs, files or folders; else the\n"
 			       "installed folders or --config-dir) as discovery would, every\n"
 			       "section whichever board it is for, and prints each problem as\n"
-			       "file:line: message.  Exit status 1 when there is any.\n");
+			       "file:line: message.  Exit status 1 when there is any, or when\n"
+			       "PATHs were given and not one .conf file was read from them.\n");
 			return 0;
 		default:
 			return ionctl_usage_error("check", "see ionctl check --help");
@@ -75,5 +76,13 @@ int ionctl_check(int argc, char **argv)
 		return ionctl_fail("check", files < 0 ? files : errors, "cannot read the files");
 	printf("%d file%s read, %d problem%s\n", files, files == 1 ? "" : "s", errors,
 	       errors == 1 ? "" : "s");
+	/* Discovery takes a path that does not exist for a layer this system
+	 * lacks; named here, it is more likely a typo, and "0 problems"
+	 * would pass it. */
+	if (optind < argc && files == 0) {
+		fprintf(stderr, "ionctl check: no file read: no PATH is a file, or a folder "
+				"holding .conf files\n");
+		return IONCTL_NO;
+	}
 	return errors ? IONCTL_NO : 0;
 }
