@@ -369,11 +369,18 @@ static int load_conf(struct ion_ctx *ctx, struct ion_registry *reg)
 	int r;
 
 	if (given) {
+		char *p;
+
 		copy = strdup(given);
 		if (!copy)
 			return -ENOMEM;
-		for (char *p = strtok_r(copy, ":", &save); p && n < 16; p = strtok_r(NULL, ":", &save))
+		for (p = strtok_r(copy, ":", &save); p && n < 16; p = strtok_r(NULL, ":", &save))
 			paths[n++] = p;
+		/* Error priority, as the files' own problems: a folder left
+		 * out is a board file silently not applied. */
+		if (p)
+			ion_err(ctx, "%s names more than 16 folders: %s and every one after it are not read",
+				ctx->heaps_path ? "the heaps path" : "ION_HEAPS_PATH", p);
 	} else {
 		etc = ion_ctx_path(ctx, LIBION_SYSCONFDIR "/libion/heaps.d");
 		share = ion_ctx_path(ctx, LIBION_DATADIR "/libion/heaps.d");

@@ -143,6 +143,17 @@ expect 1 "check of a folder without .conf files" -- check "$tmp/empty" &&
 	has err '^ionctl check: no file read' "check says it read no file"
 expect 1 "check of a path that does not exist" -- check "$tmp/nosuch"
 expect 0 "check of an empty folder beside a good file" -- check "$tmp/empty" "$tmp/90-good.conf"
+# More than 16 PATHs: the library reads 16 and says which it left out.
+paths=""
+for i in $(seq 1 17); do
+	mkdir "$tmp/layer$i"
+	paths="$paths $tmp/layer$i"
+done
+cp "$tmp/90-good.conf" "$tmp/layer1/"
+# shellcheck disable=SC2086 # the paths hold no blanks (mktemp -d)
+expect 0 "check of 17 folders" -- check $paths &&
+	has err "more than 16 folders: $tmp/layer17 and every one after it are not read" \
+		"check says the 17th folder is not read"
 expect 0 "pool on $heap" -- pool --heap "$heap" --hints 2x64K --cycle 64K --count 4
 
 echo "$((checks - failures)) passed, $failures failed"

@@ -127,6 +127,8 @@ struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx);
  * sysroot, or ION_HEAPS_PATH where set (read with secure_getenv()).
  * Paths given here or in ION_HEAPS_PATH are taken as they are, not under
  * the sysroot.  "" reads no file at all; NULL restores the defaults.
+ * The first 16 paths are read; any after them are not, which discovery
+ * logs at error priority.
  *
  * Errors: -EINVAL; -EBUSY once discovery has run; -ENOMEM.  Since: 1.0
  */
