@@ -125,6 +125,17 @@ expect 0 "bench --json" -- bench --heap "$heap" --sizes 4K,64K --rounds 1 --roun
 		"bench --json rows have heap, size, raw_ns, lib_ns, ratio"
 expect 0 "bench --pool --json" -- bench --pool --heap "$heap" --sizes 4K --rounds 3 \
 	--stream-seconds 0 --json && json 'len(d["rows"]) == 1' "bench --pool --json has its row"
+# bench --solve's JSON contract (only these keys: others may join them):
+# figures for context creation and for solves over 1, 4 and 16 devices;
+# alloc_ratio null where no device here is served (the host, often).
+# The smallest fake tree and one round keep it fast.
+expect 0 "bench --solve --json" -- bench --solve --devices 16 --rounds 1 --json &&
+	json '(type(d["context_ns"]) in (int, float) and d["context_ns"] > 0 and
+	       type(d["solve_ns"]) is dict and set(d["solve_ns"]) == {"1", "4", "16"} and
+	       all(type(v) in (int, float) and v > 0 for v in d["solve_ns"].values()) and
+	       "alloc_ratio" in d and (d["alloc_ratio"] is None or
+	                               type(d["alloc_ratio"]) in (int, float) and d["alloc_ratio"] > 0))' \
+		"bench --solve --json: context_ns, solve_ns for 1, 4 and 16 devices, alloc_ratio"
 
 # ---- devices, solve, check
 expect 0 "devices --json" -- devices --json && json 'isinstance(d, list)' "devices --json is a list"
