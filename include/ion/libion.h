@@ -360,8 +360,24 @@ int ion_device_get_fact(const struct ion_device *device, unsigned int index,
  * choice elsewhere:
  *  ION_FLAG_CACHED             CPU mappings cached (<ion/ion.h>, 1)
  *  ION_FLAG_CACHED_NEEDS_SYNC  cached, with explicit maintenance (2)
- * Without either, a request by id mask is served by a heap's uncached
- * variant where the board has one (system-uncached for system).
+ * Either one leaves out the heaps that map uncached (unless the request
+ * names its heap or gives an id mask, which are taken as they are).
+ *
+ * Without either, uncached memory is a preference, never a requirement.
+ * By id mask, a heap's uncached variant serves where the board has
+ * one (system-uncached for system), and the heap itself where it has
+ * none, as Android's ION does.  For devices, uncached heaps come before
+ * cached ones (after the board's Preference) when a device is a
+ * device-tree master without dma-coherent; a cached heap stays a
+ * candidate.  Why no flag requires it: ION's flags have no uncached bit
+ * (leaving ION_FLAG_CACHED out is all Android says), DMA-BUF heaps take
+ * no flags at all (uncached memory is a heap of its own, where a kernel
+ * has one), and whether cached CPU mappings are wrong is the device's
+ * property, not the request's.  A device that needs uncached memory says
+ * so, in heaps.d (Cache = uncached) or udev (ION_CACHE=uncached), and
+ * every cached heap is then rejected for it, with the reason.  A caller
+ * that brackets its CPU access with ion_sync() gets coherent data from a
+ * cached heap as well.
  */
 
 /*
