@@ -238,6 +238,19 @@ explain qemu-q35 1 virtio-gpu -- "$(at $c 'Device virtio-gpu' OwnBuffersOnly)"
 explain qemu-q35 0 video0 -- "$(at $c 'Board qemu-q35')" \
 	"$(at $c 'Device vivid-contig' Contiguous)" "$(at $c 'Device vivid-contig' AddressBits)" \
 	"$(at $c 'Device vivid-contig' KernelMap)" "$(at $c 'Heap reserved' MaxSize)"
+# --expect: exit 0 only when the answer is the heap named (its name, not
+# an alias), and say the answer otherwise.
+run qemu-q35 0 solve video0 video1 --expect reserved
+run qemu-q35 1 solve video0 video1 --expect system
+grep -q 'the answer is reserved, not system' "$tmp/err" ||
+	fail "qemu-q35: solve --expect system does not say the answer"
+run qemu-q35 1 solve video0 video1 --json --expect cma
+run qemu-q35 1 solve virtio-gpu --expect reserved
+grep -q 'the answer is no heap, not reserved' "$tmp/err" ||
+	fail "qemu-q35: solve --expect with no answer does not say so"
+run qemu-q35 0 explain video0 video1 --expect reserved
+run qemu-q35 1 explain video0 video1 --expect system
+run qemu-q35 2 solve video0 --expect
 
 # ---- exit statuses of failures and usage errors ----
 run rpi4 1 solve no-such-device --json

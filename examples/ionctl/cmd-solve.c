@@ -15,6 +15,7 @@ struct solve_args {
 	size_t size;
 	unsigned int flags;
 	int json;
+	const char *expect;	/* --expect: the answer must be this heap */
 	int n;			/* devices */
 	char **specs;
 };
@@ -26,13 +27,14 @@ static int parse(const char *cmd, int argc, char **argv, struct solve_args *a,
 		{ "size", required_argument, NULL, 's' },
 		{ "cached", no_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "expect", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int c;
 
 	a->size = 1 << 20;
-	while ((c = getopt_long(argc, argv, "s:cjh", options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:cje:h", options, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			if (ionctl_parse_size(cmd, optarg, &a->size) < 0)
@@ -46,19 +48,25 @@ static int parse(const char *cmd, int argc, char **argv, struct solve_args *a,
 				return ionctl_usage_error(cmd, "no --json here");
 			a->json = 1;
 			break;
+		case 'e':
+			a->expect = optarg;
+			break;
 		case 'h':
-			printf("usage: ionctl %s DEVICE... [--size SIZE] [--cached]%s\n\n", cmd,
-			       allow_json ? " [--json]" : "");
+			printf("usage: ionctl %s DEVICE... [--size SIZE] [--cached]%s\n"
+			       "       %*s [--expect HEAP]\n\n", cmd, allow_json ? " [--json]" : "",
+			       (int)strlen(cmd) + 7, "");
 			if (allow_json)
 				printf("Solves for the DEVICEs together: the heap a buffer of SIZE\n"
 				       "(default 1M) would come from, every heap that could serve it\n"
 				       "best first, and each heap a device excluded, with the reason.\n"
-				       "Exit status 1 when no heap fits them all.\n");
+				       "Exit status 1 when no heap fits them all, or when the answer\n"
+				       "is not HEAP (--expect, for scripts and tests).\n");
 			else
 				printf("Every step of a solve for the DEVICEs: the board files that\n"
 				       "matched, the heaps and what the files said of them, what each\n"
 				       "device needs and where each part of it came from, and each\n"
-				       "heap's verdict.  Exit status 1 when no heap fits them all.\n");
+				       "heap's verdict.  Exit status 1 when no heap fits them all, or\n"
+				       "when the answer is not HEAP (--expect).\n");
 			return -1;
 		default:
 			return ionctl_usage_error(cmd, "see ionctl %s --help", cmd);
@@ -202,8 +210,17 @@ static int run(const char *cmd, int argc, char **argv, int allow_json,
 	if (r == 0) {
 		r = ionctl_solve_for(cmd, ctx, devices, a.n, a.size, a.flags, &sol);
 		if (r == 0) {
+			const struct ion_heap *answer = ion_solution_get_heap(sol, 0);
+
 			print(ctx, &a, devices, sol);
-			r = ion_solution_get_heap_count(sol) > 0 ? 0 : IONCTL_NO;
+			r = answer ? 0 : IONCTL_NO;
+			/* The answer's own name: an alias would be a different
+			 * answer printed. */
+			if (a.expect && (!answer || strcmp(ion_heap_get_name(answer), a.expect) != 0)) {
+				fprintf(stderr, "ionctl %s: the answer is %s, not %s (--expect)\n", cmd,
+					answer ? ion_heap_get_name(answer) : "no heap", a.expect);
+				r = IONCTL_NO;
+			}
 			ion_solution_unref(sol);
 		}
 		ionctl_put_devices(devices, a.n);
