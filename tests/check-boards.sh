@@ -188,6 +188,39 @@ explain rpi4 0 card1 video0 -- "$(at $c 'Board rpi4')" \
 	"$(at $c 'Device unicam' AddressBits)" "$(at $c 'Heap linux,cma' AddressBits)" \
 	"$(at $c 'Heap linux,cma' Memory)"
 
+# ionctl devices: each constraint's key, value, and the board file's
+# line it came from.
+check_devices='
+import json, sys
+out = json.load(open(sys.argv[1]))
+errors = []
+devices = {d.get("device"): d for d in out} if isinstance(out, list) else {}
+if not isinstance(out, list):
+    errors.append("devices --json is no list")
+for arg in sys.argv[2:]:
+    name, _, rest = arg.partition(":")
+    key, _, rest = rest.partition("=")
+    value, _, source = rest.partition("@")
+    got = [c for c in devices.get(name, {}).get("constraints", []) if c.get("key") == key]
+    if not got:
+        errors.append("%s has no constraint %s" % (name, key))
+    elif got[0].get("value") != value or not (got[0].get("source") or "").endswith("/" + source):
+        errors.append("%s: %s = %r from %r, expected %r from .../%s" % (name, key,
+                      got[0].get("value"), got[0].get("source"), value, source))
+for e in errors:
+    print(e)
+sys.exit(1 if errors else 0)
+'
+run rpi4 0 devices --json card1 video0
+if ! python3 -c "$check_devices" "$tmp/out" \
+	"card1:Heaps=cma@$(at $c 'Device vc4' Heaps)" \
+	"card1:Contiguous=yes@$(at $c 'Device vc4' Contiguous)" \
+	"card1:AddressBits=30@$(at $c 'Device vc4' AddressBits)" \
+	"video0:Contiguous=yes@$(at $c 'Device unicam' Contiguous)" >"$tmp/why"; then
+	fail "rpi4: ionctl devices --json card1 video0:"
+	sed 's/^/    /' "$tmp/why" >&2
+fi
+
 # ---- Raspberry Pi 5 ----
 c=50-rpi5.conf
 solve rpi5 0 card1 card0 video0 -- heap=system cand="system linux,cma" \
