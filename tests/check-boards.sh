@@ -27,7 +27,7 @@ fail() {
 	failures=$((failures + 1))
 }
 
-for board in rpi4 rpi5 rock5b imx8mp-evk am62x-sk qemu-q35; do
+for board in rpi4 rpi5 rock5b imx8mp-evk am62x-sk qemu-q35 qemu-virt; do
 	"$make_faketree" "$trees/$board.tree" "$tmp/$board"
 done
 
@@ -284,6 +284,27 @@ grep -q 'the answer is no heap, not reserved' "$tmp/err" ||
 run qemu-q35 0 explain video0 video1 --expect reserved
 run qemu-q35 1 explain video0 video1 --expect system
 run qemu-q35 2 solve video0 --expect
+
+# ---- the arm64 test VM: QEMU virt, a device tree, an SMMUv3 ----
+# The devices and answers of q35's, from the board that the device tree's
+# root matches (no DMI there); like q35's, the tree has no DRM driver
+# names, so vkms (card1) is left out.
+c=50-qemu-virt.conf
+solve qemu-virt 0 video0 video1 -- heap=reserved cand="reserved" \
+	dev="video0:reserved" dev="video1:system reserved" \
+	src="video0:$(at $c 'Device vivid-contig' Contiguous)" \
+	rej="system:video0:$(at $c 'Device vivid-contig' Contiguous)" \
+	rej="udmabuf:video1:$(at $c 'Device vivid-vmalloc' KernelMap)"
+# virtio-gpu's card behind the SMMU: scattered memory, derived from its
+# IOMMU group (a fake tree has no DRM driver name to match the board's
+# virtio-gpu section, which the next solve names).
+solve qemu-virt 0 card2 -- heap=system cand="system udmabuf reserved" \
+	src="card2:/4010000000.pcie/pci0000:00/0000:00:01.0/iommu_group"
+solve qemu-virt 1 virtio-gpu -- heap=none cand= \
+	rej="system:virtio-gpu:$(at $c 'Device virtio-gpu' OwnBuffersOnly)"
+explain qemu-virt 0 video0 -- "$(at $c 'Board qemu-virt')" \
+	"$(at $c 'Device vivid-contig' Contiguous)" "$(at $c 'Device vivid-contig' AddressBits)" \
+	"$(at $c 'Device vivid-contig' KernelMap)" "$(at $c 'Heap reserved' MaxSize)"
 
 # ---- exit statuses of failures and usage errors ----
 run rpi4 1 solve no-such-device --json
