@@ -221,6 +221,8 @@ static int memmap_end(const char *sysroot, uint64_t *end)
 	if (dir < 0)
 		return ion_errno_transient(dir) ? dir : 0;
 	n = scandir(path, &names, NULL, NULL);
+	if (n < 0 && ion_errno_transient(-errno))
+		return -errno;
 	for (int i = 0; i < n; i++) {
 		_cleanup_free_ char *type = NULL, *last = NULL;
 		_cleanup_close_ int entry = -1;
@@ -258,6 +260,8 @@ static int memory_blocks_end(const char *sysroot, uint64_t *end)
 	    ion_parse_u64(text, 16, &block) < 0 || !block)
 		return 0;
 	n = scandir(path, &names, NULL, NULL);
+	if (n < 0 && ion_errno_transient(-errno))
+		return -errno;
 	for (int i = 0; i < n; i++) {
 		uint64_t index;
 

@@ -620,11 +620,13 @@ ION_EXPORT int ion_query_get_heaps(int fd, int cnt, void *buffers)
 ION_EXPORT int ion_is_using_modular_heaps(int fd)
 {
 	uint32_t version = 0;
-	int r = client_check(fd);
 
-	if (r < 0)
-		return r;
-	/* A memfd client (no /dev/ion) answers ENOTTY like mainline ION. */
+	/* A yes-or-no, as Android's: an fd that is no client, or a memfd
+	 * client (no /dev/ion, ENOTTY like mainline ION), is a no, never a
+	 * negative number that `if (ion_is_using_modular_heaps(fd))` would
+	 * take for a yes. */
+	if (client_check(fd) < 0)
+		return 0;
 	return ion_ioctl_retry(fd, ION_IOC_ABI_VERSION, &version) == 0 &&
 	       version >= ION_ABI_VERSION_MODULAR_HEAPS;
 }

@@ -238,10 +238,11 @@ static int read_uevent(const struct dirs *d, struct ion_device *dev)
 	return 0;
 }
 
-/* Reads an optional attribute; -ENOMEM is the only error that counts. */
+/* Reads an optional attribute: only a transient error counts (out of
+ * memory or fds), so that a full fd table never reads as a missing fact. */
 static int optional(int r)
 {
-	return r == -ENOMEM ? r : 0;
+	return ion_errno_transient(r) ? r : 0;
 }
 
 static int read_v4l2_card(struct ion_ctx *ctx, struct ion_device *dev)
@@ -260,7 +261,11 @@ static int read_v4l2_card(struct ion_ctx *ctx, struct ion_device *dev)
 	if (stat(node, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != dev->devnum)
 		return 0;
 	fd = open(node, O_RDWR | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0 || ion_ioctl_retry(fd, VIDIOC_QUERYCAP, &cap) < 0)
+	if (fd < 0)
+		/* A full fd table says nothing of the device: fail, so that a
+		 * MatchV4L2Card rule is not silently lost for the device's life. */
+		return ion_errno_transient(-errno) ? -errno : 0;
+	if (ion_ioctl_retry(fd, VIDIOC_QUERYCAP, &cap) < 0)
 		return 0;
 	cap.card[sizeof(cap.card) - 1] = '\0';
 	dev->v4l2_card = strdup((const char *)cap.card);
@@ -292,14 +297,17 @@ static int read_drm_driver(struct ion_ctx *ctx, const struct ion_registry *reg,
 	const struct ion_heap *own = own_gem_heap(reg, dev->parent);
 	_cleanup_free_ char *drm_dir = NULL;
 	struct dirent **names;
-	int n;
+	int n, r = 0;
 
 	/* A GEM heap that could not learn the name carries its node's. */
 	if (own && strcmp(own->kernel_name, own->name) != 0)
 		return (dev->drm_driver = strdup(own->kernel_name)) ? 0 : -ENOMEM;
 	if (dev->parent && asprintf(&drm_dir, "%s%s/drm", ctx->sysroot, dev->parent) < 0)
 		return -ENOMEM;
+	errno = ENOENT;
 	n = drm_dir ? scandir(drm_dir, &names, NULL, alphasort) : -1;
+	if (n < 0 && ion_errno_transient(-errno))
+		return -errno;
 	for (int i = 0; i < n; i++) {
 		char node[64], name[64] = "";
 		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
@@ -311,6 +319,10 @@ static int read_drm_driver(struct ion_ctx *ctx, const struct ion_registry *reg,
 		    snprintf(node, sizeof(node), "/dev/dri/%s", names[i]->d_name) > 0 &&
 		    (path = ion_ctx_path(ctx, node))) {
 			fd = ion_open_device_node(ctx->sysroot, path, O_RDWR, "drm", NULL, &why);
+			if (ion_errno_transient(fd)) {
+				r = fd;
+				fd = -1;
+			}
 			if (fd >= 0 && ion_ioctl_retry(fd, DRM_IOCTL_VERSION, &v) == 0 && name[0])
 				dev->drm_driver = strndup(name, v.name_len < sizeof(name) ? v.name_len
 											: sizeof(name) - 1);
@@ -320,6 +332,8 @@ static int read_drm_driver(struct ion_ctx *ctx, const struct ion_registry *reg,
 	}
 	if (n >= 0)
 		free(names);
+	if (r < 0)
+		return r;
 	if (!dev->drm_driver && dev->driver && !(dev->drm_driver = strdup(dev->driver)))
 		return -ENOMEM;
 	return 0;

@@ -178,7 +178,9 @@ int ion_query_get_heaps(int fd, int cnt, void *buffers);
 
 /*
  * 1 when the client's /dev/ion is Android's GKI ION with modular heaps
- * (ION_IOC_ABI_VERSION 2 or later, Android 11 and later), else 0.
+ * (ION_IOC_ABI_VERSION 2 or later, Android 11 and later), else 0: also
+ * 0 for an fd that is no client (-1, closed, not from ion_open()), as
+ * Android's answers, so that the result can be used as a truth value.
  */
 int ion_is_using_modular_heaps(int fd);
 

@@ -62,7 +62,11 @@ extern "C" {
  * the CPU touches it, ION_SYNC_END after, each with READ and/or WRITE.
  *
  * DMA_BUF_IOCTL_SYNC on a dma-buf, retried on EINTR and EAGAIN; a no-op
- * that succeeds on a memfd buffer (no device sees it).
+ * that succeeds on a memfd buffer (no device sees it).  A memfd is a file
+ * memfd_create() made (its /proc/self/fd link reads "/memfd:"); other
+ * tmpfs files (/dev/shm) are not buffers.  Where /proc is not mounted the
+ * link cannot be read, and any tmpfs file that takes seals counts as a
+ * memfd.
  *
  * Errors: -EINVAL unless flags hold exactly one of START and END, at least
  * one of READ and WRITE, and nothing else; -EBADF for a negative fd;
@@ -86,8 +90,9 @@ int ion_fd_set_name(int buf_fd, const char *name);
  * ion_fd_get_size: the size of a buffer fd in bytes.  Leaves a memfd's
  * file offset alone.
  *
- * Errors: -EINVAL for a NULL ret_size; -EBADF; what fstat() or lseek()
- * answer.  Since: 1.0
+ * Errors: -EINVAL for a NULL ret_size, and for an fd that is neither a
+ * dma-buf nor a memfd (a directory, a pipe, a plain file, a /dev/shm
+ * file); -EBADF; what fstat() or lseek() answer.  Since: 1.0
  */
 int ion_fd_get_size(int buf_fd, size_t *ret_size);
 

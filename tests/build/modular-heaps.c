@@ -5,5 +5,5 @@
 
 int main(void)
 {
-	return ion_is_using_modular_heaps(-1) < 0 ? 0 : 1;
+	return ion_is_using_modular_heaps(-1) == 0 ? 0 : 1;
 }

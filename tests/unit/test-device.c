@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -615,6 +616,53 @@ static void test_iommu_on_ancestor(void **state)
 }
 
 /*
+ * A full fd table says nothing of the device: the call fails with EMFILE
+ * and leaves its out-parameter alone, instead of making a device that
+ * lacks the facts it could not read (its driver, its DMA mask).
+ */
+static void test_transient_errors(void **state)
+{
+	struct state *st = *state;
+	struct ion_device *dev = (void *)1;
+	struct rlimit old, low;
+	struct ion_ctx *ctx;
+	int fds[64], n = 0, r;
+
+	/* A device no class lists: made at the call, not at discovery. */
+	bus_device(st->root, DGPU, "pci", "amdgpu");
+	put(st->root, DGPU "/dma_mask_bits", "32\n");
+	ctx = new_ctx(st);
+	assert_true(ion_ctx_get_heap_count(ctx) > 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = 64;
+	if (setrlimit(RLIMIT_NOFILE, &low) < 0)
+		skip();
+	while (n < 64 && (fds[n] = dup(0)) >= 0)
+		n++;
+	if (n == 64) {
+		/* valgrind keeps its own fds apart: no EMFILE to be had. */
+		while (n)
+			close(fds[--n]);
+		setrlimit(RLIMIT_NOFILE, &old);
+		ion_ctx_unref(ctx);
+		skip();
+	}
+	r = ion_ctx_get_device(ctx, "/" DGPU, &dev);
+	while (n)
+		close(fds[--n]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	if (r != -EMFILE)
+		fail_msg("ion_ctx_get_device with a full fd table: %d", r);
+	assert_ptr_equal(dev, (void *)1);
+	/* Nothing was remembered: with fds to spare the facts are there. */
+	dev = get(ctx, "/" DGPU);
+	assert_string_equal(ion_device_get_driver(dev), "amdgpu");
+	ion_device_unref(dev);
+	ion_ctx_unref(ctx);
+}
+
+/*
  * A device-tree DMA master outside any IOMMU sees physical addresses:
  * contiguous memory.  Without dma-coherent in its node the CPU's caches
  * are not snooped: uncached memory first.
@@ -1122,6 +1170,7 @@ int main(void)
 		T(test_lookup_char_node),
 		T(test_iommu_on_device),
 		T(test_iommu_on_ancestor),
+	T(test_transient_errors),
 		T(test_devicetree_without_iommu),
 		T(test_dma_mask),
 		T(test_dma_mask_memmap),
