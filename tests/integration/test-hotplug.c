@@ -129,8 +129,12 @@ static void test_camera_unbound_and_bound(void **state)
 	int fd, before;
 
 	(void)state;
-	if (!getenv("LIBION_IN_VM") || access(unbind, W_OK) < 0)
+	if (!getenv("LIBION_IN_VM"))
 		skip();
+	/* Every VM boots vivid: without its unbind this test would prove
+	 * nothing while it looked passed. */
+	if (access(unbind, W_OK) < 0)
+		fail_msg("%s: %s: the VM has no vivid to unbind", unbind, strerror(errno));
 	fd_table_read(&fds);
 	assert_int_equal(ion_ctx_new(NULL, &ctx), 0);
 	before = count_v4l2(ctx);
