@@ -47,6 +47,10 @@ struct pool_buf {
 	bool counted;		/* the kernel counts its references (a dma-buf) */
 	uint64_t since_ns;	/* free since */
 	unsigned int outs;	/* hand-outs so far: which one a count was read in */
+	/* Out and found held by a get's reclaim: not read again by one
+	 * before then, the wait doubling each time (reset by a hand-out). */
+	uint64_t recheck_ns;
+	unsigned int held_seen;
 };
 
 struct ion_pool {
@@ -57,6 +61,10 @@ struct ion_pool {
 	pthread_mutex_t lock;
 	struct pool_buf *bufs;
 	size_t n_bufs, cap;
+	/* Where the next reclaim scan starts, a get's and the thread's:
+	 * each resumes where the last stopped, so that buffers held for
+	 * long at the front never hide those closed behind them. */
+	size_t scan, bg_scan;
 	struct ion_pool_hint *hints;
 	size_t n_hints;
 	bool zero;
@@ -350,40 +358,74 @@ static bool hint_full(const struct ion_pool *pool, size_t size)
 	return false;
 }
 
-/*
- * Called with the lock held: takes back what is free again (a dma-buf
- * whose count is the anchor's alone: its holder simply closed it), for
- * buffers of class size (0: every class), checking at most max counts;
- * then, unless the background thread does it, zeroes what is dirty.
- */
-static void reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool scrub_now)
+/* Called with the lock held: buffer i, out and found free again (its
+ * count is the anchor's alone), comes back dirty, or is released past a
+ * limit or a full hint.  Whether it stayed. */
+static bool found_free(struct ion_pool *pool, size_t i)
 {
-	for (size_t i = 0; i < pool->n_bufs; i++) {
-		struct pool_buf *b = &pool->bufs[i];
+	struct pool_buf *b = &pool->bufs[i];
 
-		if (size && b->size != size)
+	if (!room_for(pool, b->size) || hint_full(pool, b->size)) {
+		drop(pool, i, true);
+		return false;
+	}
+	b->state = BUF_DIRTY;
+	account(pool, (long long)b->size);
+	pool->stats[ION_POOL_STAT_RECLAIMS]++;
+	return true;
+}
+
+/* A get's reclaim found buffer b held: it waits 1 ms before the next
+ * look, doubling each time, up to about a second. */
+static void recheck_later(struct pool_buf *b, uint64_t now)
+{
+	if (b->held_seen < 11)
+		b->held_seen++;
+	b->recheck_ns = now + (1000000ull << (b->held_seen - 1));
+}
+
+/*
+ * Called with the lock held: takes back buffers of class size (0: every
+ * class) that are free again (a dma-buf whose count is the anchor's
+ * alone: its holder simply closed it), reading at most max counts.  The
+ * scan resumes where the last one stopped.  A get (hot) stops at the
+ * first buffer it takes back, and passes over one it found held until a
+ * while has gone by, so that buffers held for long cost it a count read
+ * a second at most, not max reads a get.  Whether it took one back.
+ */
+static bool reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot)
+{
+	uint64_t now = hot ? now_ns() : 0;
+	size_t i = pool->scan;
+	bool took = false;
+
+	for (size_t seen = 0; seen < pool->n_bufs && max; seen++, i++) {
+		struct pool_buf *b;
+
+		if (i >= pool->n_bufs)
+			i = 0;
+		b = &pool->bufs[i];
+		if (b->state != BUF_OUT || !b->counted || (size && b->size != size) ||
+		    (hot && now < b->recheck_ns))
 			continue;
-		if (b->state == BUF_OUT && b->counted && max) {
-			max--;
-			if (file_refs(b->fd) != 1)
-				continue;
-			if (!room_for(pool, b->size) || hint_full(pool, b->size)) {
-				drop(pool, i--, true);
-				continue;
-			}
-			b->state = BUF_DIRTY;
-			account(pool, (long long)b->size);
-			pool->stats[ION_POOL_STAT_RECLAIMS]++;
+		max--;
+		if (file_refs(b->fd) != 1) {
+			if (hot)
+				recheck_later(b, now);
+			continue;
 		}
-		if (b->state == BUF_DIRTY && scrub_now) {
-			if (scrub(b, pool->zero) < 0) {
-				drop(pool, i--, false);
-				continue;
-			}
-			b->state = BUF_FREE;
-			b->since_ns = now_ns();
+		if (!found_free(pool, i)) {
+			i--; /* the last entry moved here: looked at next (wraps, as unsigned) */
+			continue;
+		}
+		took = true;
+		if (hot) {
+			i++;
+			break;
 		}
 	}
+	pool->scan = i;
+	return took;
 }
 
 /*
@@ -452,14 +494,20 @@ static void expire(struct ion_pool *pool)
 static void reclaim_unlocked(struct ion_pool *pool)
 {
 	struct { int fd; ino_t ino; unsigned int outs; int refs; ino_t seen; } c[16];
-	size_t n = 0;
+	size_t n = 0, i;
 
 	pthread_mutex_lock(&pool->lock);
 	expire(pool);
-	for (size_t i = 0; i < pool->n_bufs && n < 16; i++)
+	/* Sixteen at a time, from where the last pass stopped. */
+	i = pool->bg_scan;
+	for (size_t seen = 0; seen < pool->n_bufs && n < 16; seen++, i++) {
+		if (i >= pool->n_bufs)
+			i = 0;
 		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].counted)
 			c[n++] = (typeof(c[0])){ pool->bufs[i].fd, pool->bufs[i].ino,
 						 pool->bufs[i].outs, 0, 0 };
+	}
+	pool->bg_scan = i;
 	pthread_mutex_unlock(&pool->lock);
 	for (size_t k = 0; k < n; k++)
 		c[k].refs = file_refs_ino(c[k].fd, &c[k].seen);
@@ -471,20 +519,14 @@ static void reclaim_unlocked(struct ion_pool *pool)
 		}
 		if (c[k].refs != 1 || c[k].seen != c[k].ino)
 			continue;
-		for (size_t i = 0; i < pool->n_bufs; i++) {
+		for (i = 0; i < pool->n_bufs; i++) {
 			struct pool_buf *b = &pool->bufs[i];
 
-			if (b->fd != c[k].fd || b->ino != c[k].ino || b->state != BUF_OUT ||
-			    b->outs != c[k].outs)
-				continue;
-			if (!room_for(pool, b->size) || hint_full(pool, b->size)) {
-				drop(pool, i, true);
-			} else {
-				b->state = BUF_DIRTY;
-				account(pool, (long long)b->size);
-				pool->stats[ION_POOL_STAT_RECLAIMS]++;
+			if (b->fd == c[k].fd && b->ino == c[k].ino && b->state == BUF_OUT &&
+			    b->outs == c[k].outs) {
+				found_free(pool, i);
+				break;
 			}
-			break;
 		}
 	}
 	pthread_mutex_unlock(&pool->lock);
@@ -633,6 +675,16 @@ static int trim_pool(struct ion_pool *pool, unsigned long long keep)
 	int released = 0;
 
 	pthread_mutex_lock(&pool->lock);
+	/* First what its holders closed: its anchor alone still pins it. */
+	for (size_t i = 0; i < pool->n_bufs; i++) {
+		struct pool_buf *b = &pool->bufs[i];
+
+		if (b->state == BUF_OUT && b->counted && file_refs(b->fd) == 1 &&
+		    !found_free(pool, i)) {
+			released++;
+			i--; /* the last entry moved here */
+		}
+	}
 	for (size_t i = 0; i < pool->n_bufs && pool->held > keep; i++)
 		if (pool->bufs[i].state == BUF_FREE || pool->bufs[i].state == BUF_DIRTY) {
 			drop(pool, i--, true);
@@ -993,6 +1045,8 @@ static int hand_out(struct ion_pool *pool, size_t i)
 	}
 	b->state = BUF_OUT;
 	b->outs++;
+	b->recheck_ns = 0; /* a new holder: looked at from the next get on */
+	b->held_seen = 0;
 	account(pool, -(long long)b->size);
 	pool->stats[ION_POOL_STAT_HITS]++;
 	/* A heap's pool has no put: what it cannot count, it forgets. */
@@ -1017,13 +1071,11 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	pthread_mutex_lock(&pool->lock);
 	expire(pool);
 	i = find_free(pool, size);
-	if (i < 0) {
-		/* Before asking the kernel: buffers of the class free again. */
-		reclaim(pool, size, 8, false);
-		i = find_free(pool, size);
-		if (i < 0)
-			i = scrub_one(pool, size);
-	}
+	if (i < 0)
+		i = scrub_one(pool, size);
+	/* Before asking the kernel: buffers of the class free again. */
+	if (i < 0 && reclaim(pool, size, 8, true))
+		i = scrub_one(pool, size);
 	if (i >= 0) {
 		fd = hand_out(pool, (size_t)i);
 		/* Wake the refill thread only at the low watermark: a write to

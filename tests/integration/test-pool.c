@@ -838,6 +838,91 @@ static void test_closed_buffer(void **pstate)
 	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
 }
 
+#define HELD 20
+
+/*
+ * Buffers simply closed come back though many are held: 20 held (more
+ * than a get's reclaim reads counts of, and than the refill thread reads
+ * at once), then gets whose buffers are closed.  Were only the first few
+ * buffers out ever looked at, every one of these gets would allocate and
+ * the closed buffers stay pinned by the pool's anchors: a pool leaking a
+ * buffer a frame (a board's pool that Android's callers, who only close,
+ * keep many buffers of).
+ */
+static void test_closed_behind_held(void **pstate)
+{
+	struct state *s = *pstate;
+	unsigned long long hits, misses, out;
+	int held[HELD];
+
+	skip_unless_counted(s);
+	for (int i = 0; i < HELD; i++)
+		held[i] = get(s, KiB(64));
+	for (int i = 0; i < 50; i++)
+		close(get(s, KiB(64)));
+	hits = stat_of(s->pool, ION_POOL_STAT_HITS);
+	misses = stat_of(s->pool, ION_POOL_STAT_MISSES) - HELD;
+	out = stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT);
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+	print_message("%s: %d held, then 50 closed: %llu hits, %llu misses, %llu out\n",
+		      s->heap, HELD, hits, misses, out);
+	assert_true(hits > misses);
+	assert_true(out <= HELD + misses);
+}
+
+/* With background refill on: the thread finds the closed one, each time. */
+static void test_closed_behind_held_background(void **pstate)
+{
+	struct state *s = *pstate;
+	bool back = true;
+	int held[HELD], round;
+
+	skip_unless_counted(s);
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	for (int i = 0; i < HELD; i++)
+		held[i] = get(s, KiB(64));
+	for (round = 0; round < 5 && back; round++) {
+		close(get(s, KiB(64)));
+		/* "comes back on its own once nothing holds it" */
+		back = stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, HELD, 10000);
+	}
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	if (!back)
+		print_error("round %d: a buffer closed behind %d held was not taken back\n",
+			    round, HELD);
+	assert_true(back);
+}
+
+/* A trim releases buffers closed while out: only the pool's own fd held
+ * them, so a trim to nothing that kept them would keep their memory. */
+static void test_trim_releases_closed(void **pstate)
+{
+	struct state *s = *pstate;
+	struct buf_id id[3];
+	int fd[3];
+
+	skip_unless_counted(s);
+	for (int i = 0; i < 3; i++) {
+		fd[i] = get(s, KiB(64));
+		id[i] = id_of(fd[i]);
+	}
+	close(fd[0]);
+	close(fd[1]);
+	/* "Releases held buffers until at most keep_bytes remain" */
+	assert_int_equal(ion_pool_trim(s->pool, 0), 2);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
+	assert_int_equal(fds_of(&id[0], 2), 0);
+	/* The one still held stays the pool's: its fd and the anchor. */
+	assert_int_equal(fds_of(&id[2], 1), 2);
+	put(s, fd[2]);
+}
+
 /* memfd: put without VOUCH drops the buffer, put with it recycles it. */
 static void test_memfd_needs_vouch(void **pstate)
 {
@@ -2326,6 +2411,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_held_by_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_by_device_import, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_behind_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_behind_held_background, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trim_releases_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memfd_needs_vouch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memfd_closed_is_released, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zeroing, setup, teardown),

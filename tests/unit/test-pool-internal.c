@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/pool.c itself, built into this program with what the host cannot
+ * give faked around it: the host has only the memfd heap, whose buffers
+ * the kernel does not count, so here a memfd looks like a dma-buf and its
+ * fdinfo "count" is the number of this process's fds of it (what the
+ * kernel says of a dma-buf that no other process, mapping or device
+ * holds).  Everything else is the production code: the pools' own paths
+ * through the real registry, solver and memfd backend.
+ * tests/integration/test-pool.c checks the same on real kernels.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "src/util.h"
+
+/* fdinfo: "ino" and "count", the fds of this process on the inode. */
+static int fake_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
+{
+	int fd = atoi(path + strlen("/proc/self/fdinfo/")), n = 0;
+	struct stat me, st;
+	struct dirent *e;
+	char *text;
+	DIR *dir;
+
+	(void)max;
+	if (fstat(fd, &me) < 0)
+		return -errno;
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return -errno;
+	while ((e = readdir(dir))) {
+		char p[300];
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(dir))
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		if (stat(p, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino)
+			n++;
+	}
+	closedir(dir);
+	text = malloc(128);
+	if (!text)
+		return -ENOMEM;
+	*ret_len = (size_t)snprintf(text, 128, "pos:\t0\nflags:\t02\nmnt_id:\t1\nino:\t%lu\ncount:\t%d\n",
+				    (unsigned long)me.st_ino, n);
+	*ret_text = text;
+	return 0;
+}
+
+static int fake_fd_kind(int fd)
+{
+	(void)fd;
+	return ION_FD_DMABUF;
+}
+
+#define ion_read_file fake_read_file
+#define ion_fd_kind fake_fd_kind
+#include "src/pool.c"
+#undef ion_read_file
+#undef ion_fd_kind
+
+#define KiB(n) ((size_t)(n) << 10)
+
+struct state {
+	struct ion_ctx *ctx;
+	struct ion_solution *sol;
+	struct ion_pool *pool;
+};
+
+static uint64_t now_ms(void)
+{
+	return now_ns() / 1000000u;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static unsigned long long stat_of(const struct ion_pool *pool, enum ion_pool_stat st)
+{
+	return ion_pool_get_stat(pool, st);
+}
+
+/* Polls a statistic for up to ms; true once it equals want. */
+static bool stat_reaches(const struct ion_pool *pool, enum ion_pool_stat st,
+			 unsigned long long want, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (stat_of(pool, st) != want) {
+		if (now_ms() > end)
+			return false;
+		sleep_ms(5);
+	}
+	return true;
+}
+
+static int setup(void **pstate)
+{
+	struct state *s = calloc(1, sizeof(*s));
+	struct ion_alloc_config *config;
+	const struct ion_heap *h;
+
+	assert_non_null(s);
+	assert_int_equal(ion_ctx_new(NULL, &s->ctx), 0);
+	assert_int_equal(ion_ctx_find_heap(s->ctx, "memfd", &h), 0);
+	/* The fake count sees no mapping: the pool must not look. */
+	atomic_store(&((struct ion_heap *)h)->maps_counted, 1);
+	assert_int_equal(ion_alloc_config_new(&config), 0);
+	assert_int_equal(ion_alloc_config_set_size(config, 4096), 0);
+	assert_int_equal(ion_alloc_config_set_heap(config, "memfd"), 0);
+	assert_int_equal(ion_ctx_solve(s->ctx, config, &s->sol), 0);
+	ion_alloc_config_free(config);
+	assert_int_equal(ion_pool_new(s->sol, &s->pool), 0);
+	*pstate = s;
+	return 0;
+}
+
+static int teardown(void **pstate)
+{
+	struct state *s = *pstate;
+
+	ion_pool_unref(s->pool);
+	ion_solution_unref(s->sol);
+	ion_ctx_unref(s->ctx);
+	free(s);
+	return 0;
+}
+
+static int get(struct state *s, size_t len)
+{
+	int fd = -1;
+
+	assert_int_equal(ion_pool_get(s->pool, len, &fd), 0);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* The fds of this process on fd's buffer. */
+static int fds_on(int fd)
+{
+	char path[40];
+	char *text;
+	size_t len;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	assert_int_equal(fake_read_file(path, 4096, &text, &len), 0);
+	sscanf(strstr(text, "count:"), "count: %d", &n);
+	free(text);
+	return n;
+}
+
+#define HELD 20
+
+/*
+ * Buffers simply closed come back though many are held: 20 held (more
+ * than a get's reclaim reads counts of, and than the thread reads at
+ * once), then gets whose buffers are closed.  Were only the first few
+ * buffers out ever looked at, every one of those gets would allocate and
+ * the closed buffers stay pinned by the pool's anchors.
+ */
+static void test_closed_behind_held(void **pstate)
+{
+	struct state *s = *pstate;
+	unsigned long long hits, misses;
+	int held[HELD];
+
+	for (int i = 0; i < HELD; i++)
+		held[i] = get(s, KiB(64));
+	for (int i = 0; i < 50; i++)
+		close(get(s, KiB(64)));
+	hits = stat_of(s->pool, ION_POOL_STAT_HITS);
+	misses = stat_of(s->pool, ION_POOL_STAT_MISSES) - HELD;
+	print_message("%d held: %llu hits, %llu misses, %llu reclaims, %llu out\n", HELD, hits,
+		      misses, stat_of(s->pool, ION_POOL_STAT_RECLAIMS),
+		      stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT));
+	assert_true(hits > misses);
+	assert_true(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT) <= HELD + misses);
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+}
+
+/* The same with background refill on: the thread finds the closed ones. */
+static void test_closed_behind_held_background(void **pstate)
+{
+	struct state *s = *pstate;
+	int held[HELD];
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	for (int i = 0; i < HELD; i++)
+		held[i] = get(s, KiB(64));
+	for (int round = 0; round < 5; round++) {
+		unsigned long long reclaims = stat_of(s->pool, ION_POOL_STAT_RECLAIMS);
+
+		close(get(s, KiB(64)));
+		/* Back once its count says free: nothing else out. */
+		if (!stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, HELD, 5000))
+			fail_msg("round %d: the closed buffer was not taken back", round);
+		assert_true(stat_of(s->pool, ION_POOL_STAT_RECLAIMS) > reclaims);
+	}
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/* A trim releases buffers that were closed while out: only the pool's
+ * anchor held them, so a trim to nothing that kept them kept memory. */
+static void test_trim_releases_closed(void **pstate)
+{
+	struct state *s = *pstate;
+	int fd[3], anchor[3];
+
+	for (int i = 0; i < 3; i++) {
+		fd[i] = get(s, KiB(64));
+		anchor[i] = -1;
+	}
+	/* The pool's own fds of them: the ones of the same inode. */
+	for (size_t i = 0; i < s->pool->n_bufs; i++)
+		for (int k = 0; k < 3; k++) {
+			struct stat a, b;
+
+			assert_int_equal(fstat(s->pool->bufs[i].fd, &a), 0);
+			assert_int_equal(fstat(fd[k], &b), 0);
+			if (a.st_ino == b.st_ino)
+				anchor[k] = s->pool->bufs[i].fd;
+		}
+	for (int k = 0; k < 3; k++) {
+		assert_true(anchor[k] >= 0);
+		assert_int_equal(fds_on(anchor[k]), 2);
+	}
+	close(fd[0]);
+	close(fd[1]);
+	assert_int_equal(ion_pool_trim(s->pool, 0), 2);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
+	assert_int_equal(fcntl(anchor[0], F_GETFD), -1);
+	assert_int_equal(fcntl(anchor[1], F_GETFD), -1);
+	assert_int_equal(fds_on(anchor[2]), 2); /* the one still held stays */
+	assert_int_equal(ion_pool_put(s->pool, fd[2], 0), 0);
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_closed_behind_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_behind_held_background, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trim_releases_closed, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
