@@ -114,6 +114,28 @@ static size_t size_class(size_t len)
 	return (len + grain - 1) / grain * grain;
 }
 
+/* len rounded up to pages, as ion_ctx_alloc() rounds it; 0 for 0 or an
+ * overflow. */
+static size_t page_round(size_t len)
+{
+	size_t page = ion_page_size();
+
+	if (len == 0 || len > SIZE_MAX - (page - 1))
+		return 0;
+	return (len + page - 1) / page * page;
+}
+
+/*
+ * The size of the buffers that serve a request (or a hint) of len bytes:
+ * its size class, but in a heap's pool len rounded to pages, since a
+ * board's pool must not change the size of what an allocation by name
+ * gives (a hint of 600K keeps buffers of 600 KiB, not of its class).
+ */
+static size_t class_of(const struct ion_pool *pool, size_t len)
+{
+	return pool->heap_pool ? page_round(len) : size_class(len);
+}
+
 /* A number in fdinfo's text after key ("\ncount:"), or -ENOENT. */
 static int fdinfo_value(const char *text, const char *key, uint64_t *ret)
 {
@@ -353,7 +375,7 @@ static bool hint_full(const struct ion_pool *pool, size_t size)
 	if (!pool->heap_pool)
 		return false;
 	for (size_t h = 0; h < pool->n_hints; h++)
-		if (size_class(pool->hints[h].size) == size)
+		if (class_of(pool, pool->hints[h].size) == size)
 			return ready(pool, size) >= pool->hints[h].count;
 	return false;
 }
@@ -593,7 +615,7 @@ static size_t ready(const struct ion_pool *pool, size_t size)
 static bool below_watermark(const struct ion_pool *pool, size_t size)
 {
 	for (size_t h = 0; h < pool->n_hints; h++)
-		if (size_class(pool->hints[h].size) == size)
+		if (class_of(pool, pool->hints[h].size) == size)
 			return ready(pool, size) <= pool->hints[h].count / 2;
 	return false;
 }
@@ -614,7 +636,7 @@ static int fill(struct ion_pool *pool, bool only_low)
 		return 0;
 	}
 	for (size_t h = 0; h < pool->n_hints; h++) {
-		size_t size = size_class(pool->hints[h].size);
+		size_t size = class_of(pool, pool->hints[h].size);
 		size_t have = ready(pool, size), want = pool->hints[h].count;
 
 		if (!size || have >= want || (only_low && have > want / 2))
@@ -941,7 +963,7 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	if (!heap->n_pool_hints)
 		return NULL;
 	for (size_t h = 0; h < heap->n_pool_hints && !hinted; h++)
-		hinted = size_class(heap->pool_hints[h].size) == len;
+		hinted = page_round(heap->pool_hints[h].size) == len;
 	/* A heap is immutable but for this slot, set once. */
 	slot = (_Atomic(struct ion_pool *) *)&heap->pools[flags & 3];
 	pool = atomic_load_explicit(slot, memory_order_acquire);
@@ -1065,7 +1087,7 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 
 	if (!pool || !ret_fd)
 		return -EINVAL;
-	size = size_class(len);
+	size = class_of(pool, len);
 	if (!size)
 		return -EINVAL;
 	pthread_mutex_lock(&pool->lock);

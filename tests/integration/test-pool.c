@@ -1978,8 +1978,8 @@ static void test_stats_logged(void **pstate)
 	assert_non_null(strstr(stats_logged, "pool done: 1 hits, 1 misses"));
 }
 
-/* A temporary heaps.d folder giving the heap "Pool = 4x1M". */
-static void make_heaps_d(const struct state *s, char dir[64])
+/* A temporary heaps.d folder giving the heap "Pool = hint". */
+static void make_heaps_d_hint(const struct state *s, char dir[64], const char *hint)
 {
 	char path[128];
 	FILE *f;
@@ -1989,11 +1989,17 @@ static void make_heaps_d(const struct state *s, char dir[64])
 	snprintf(path, sizeof(path), "%s/50-pool.conf", dir);
 	f = fopen(path, "we");
 	assert_non_null(f);
-	fprintf(f, "[Heap %s]\nPool = 4x1M\n", s->heap);
+	fprintf(f, "[Heap %s]\nPool = %s\n", s->heap, hint);
 	fclose(f);
 }
 
-static struct ion_ctx *hinted_ctx(const struct state *s, const char *dir)
+static void make_heaps_d(const struct state *s, char dir[64])
+{
+	make_heaps_d_hint(s, dir, "4x1M");
+}
+
+static struct ion_ctx *hinted_ctx_hint(const struct state *s, const char *dir,
+				       const char *hint)
 {
 	const struct ion_heap *h;
 	const char *key, *value, *source;
@@ -2009,12 +2015,17 @@ static struct ion_ctx *hinted_ctx(const struct state *s, const char *dir)
 	for (int i = 0; i < ion_heap_get_attribute_count(h); i++) {
 		assert_int_equal(ion_heap_get_attribute(h, (unsigned int)i, &key, &value, &source), 0);
 		if (strcmp(key, "Pool") == 0) {
-			assert_string_equal(value, "4x1M");
+			assert_string_equal(value, hint);
 			found = true;
 		}
 	}
 	assert_true(found);
 	return ctx;
+}
+
+static struct ion_ctx *hinted_ctx(const struct state *s, const char *dir)
+{
+	return hinted_ctx_hint(s, dir, "4x1M");
 }
 
 static void remove_dir(char *dir)
@@ -2112,6 +2123,53 @@ static void test_heaps_d_pool(void **pstate)
 	if (!prefilled)
 		print_error("the heap pool did not prefill 4 buffers of 1 MiB\n");
 	assert_true(prefilled);
+	assert_true(served);
+}
+
+/*
+ * A hint of a size that is no size class: an NV12 1080p frame, 3110400
+ * bytes.  "every allocation of exactly a hinted size ... is served from
+ * it", and at the size ion_ctx_alloc() gives without a pool, rounded to
+ * pages (3112960), not to the class (3 MiB): the pool prefills buffers of
+ * that size, and the allocations of the frame size are those buffers.
+ */
+static void test_heaps_d_pool_odd_size(void **pstate)
+{
+	struct state *s = *pstate;
+	const size_t frame = 1920 * 1080 * 3 / 2, rounded = 760 * 4096;
+	static struct fd_ids old;
+	struct size_match pooled;
+	struct ion_ctx *ctx;
+	struct buf_id got[2];
+	bool prefilled, served = true;
+	char dir[64];
+	int fd[2], first = -1;
+	dev_t dev;
+
+	make_heaps_d_hint(s, dir, "2x3110400");
+	old.n = 0;
+	each_fd(add_fd_id, &old);
+	ctx = hinted_ctx_hint(s, dir, "2x3110400");
+	assert_int_equal(ion_ctx_alloc(ctx, s->heap, KiB(64), 0, &first), 0);
+	dev = id_of(first).dev;
+	close(first);
+	prefilled = wait_prefilled(dev, rounded, 2, &old, &pooled);
+	for (int i = 0; prefilled && i < 2; i++) {
+		assert_int_equal(ion_ctx_alloc(ctx, s->heap, frame, 0, &fd[i]), 0);
+		assert_int_equal(size_of(fd[i]), rounded);
+		got[i] = id_of(fd[i]);
+		if (!id_in(got[i], pooled.ids, pooled.count) || id_in(got[i], got, i))
+			served = false;
+	}
+	for (int i = 0; prefilled && i < 2; i++)
+		close(fd[i]);
+	ion_ctx_unref(ctx);
+	remove_dir(dir);
+	if (!prefilled)
+		print_error("the heap pool did not prefill 2 buffers of %zu bytes\n", rounded);
+	assert_true(prefilled);
+	if (!served)
+		print_error("allocations of %zu bytes were not served by the pool\n", frame);
 	assert_true(served);
 }
 
@@ -2439,6 +2497,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_device_pool_hint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heaps_d_pool_odd_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_keeps_only_hinted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_context_freed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_android, setup, teardown),
