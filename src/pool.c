@@ -226,10 +226,11 @@ static bool room_for(const struct ion_pool *pool, size_t size)
 {
 	const struct ion_pools *all = &pool->ctx->pools;
 	unsigned long long total = atomic_load_explicit(&all->held, memory_order_relaxed);
+	unsigned long long limit = atomic_load_explicit(&all->limit, memory_order_relaxed);
 
 	if (pool->max_bytes && pool->held + size > pool->max_bytes)
 		return false;
-	return !all->limit || total + size <= all->limit;
+	return !limit || total + size <= limit;
 }
 
 /* Called with the pool's lock held: releases buffer i. */
@@ -568,11 +569,12 @@ static void *refill_thread(void *arg);
 
 static void wake(struct ion_pools *all)
 {
+	int fd = atomic_load_explicit(&all->wake_fd, memory_order_acquire);
 	uint64_t one = 1;
 
 	/* A full counter wakes the thread all the same: no error to mind. */
-	if (all->wake_fd >= 0)
-		(void)!write(all->wake_fd, &one, sizeof(one));
+	if (fd >= 0)
+		(void)!write(fd, &one, sizeof(one));
 }
 
 /* Called with the context's pools lock held. */
@@ -582,12 +584,14 @@ static int start_thread(struct ion_ctx *ctx)
 	sigset_t every, old;
 	int r;
 
-	if (all->running)
+	if (atomic_load_explicit(&all->running, memory_order_relaxed))
 		return 0;
-	if (all->wake_fd < 0) {
-		all->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (all->wake_fd < 0)
+	if (atomic_load_explicit(&all->wake_fd, memory_order_relaxed) < 0) {
+		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+		if (fd < 0)
 			return neg_errno();
+		atomic_store_explicit(&all->wake_fd, fd, memory_order_release);
 	}
 	all->stop = false;
 	/* The library's thread takes none of the program's signals. */
@@ -596,7 +600,7 @@ static int start_thread(struct ion_ctx *ctx)
 	r = -pthread_create(&all->thread, NULL, refill_thread, ctx);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
-		all->running = true;
+		atomic_store_explicit(&all->running, true, memory_order_release);
 	return r;
 }
 
@@ -720,18 +724,20 @@ static void *refill_thread(void *arg)
 {
 	struct ion_ctx *ctx = arg;
 	struct ion_pools *all = &ctx->pools;
+	/* Set before the thread starts, closed after it ends. */
+	int wake_fd = atomic_load_explicit(&all->wake_fd, memory_order_relaxed);
 	int psi = open_psi(ctx);
 
 	for (;;) {
 		struct pollfd fds[2] = {
-			{ .fd = all->wake_fd, .events = POLLIN },
+			{ .fd = wake_fd, .events = POLLIN },
 			{ .fd = psi, .events = POLLPRI },
 		};
 		uint64_t count;
 		bool pressure;
 
 		poll(fds, psi >= 0 ? 2 : 1, 100);
-		if (fds[0].revents & POLLIN && read(all->wake_fd, &count, sizeof(count)) < 0)
+		if (fds[0].revents & POLLIN && read(wake_fd, &count, sizeof(count)) < 0)
 			count = 0;
 		pressure = psi >= 0 && (fds[1].revents & POLLPRI);
 		pthread_mutex_lock(&all->lock);
@@ -786,15 +792,16 @@ void ion_pools_fork_parent(void)
 void ion_pools_fork_child(void)
 {
 	for (struct ion_pools *all = all_pools; all; all = all->next) {
+		int wake_fd = atomic_exchange_explicit(&all->wake_fd, -1, memory_order_relaxed);
+
 		for (struct ion_pool *p = all->list; p; p = p->next) {
 			while (p->n_bufs)
 				drop(p, p->n_bufs - 1, false);
 			pthread_mutex_unlock(&p->lock);
 		}
-		if (all->wake_fd >= 0)
-			close(all->wake_fd);
-		all->wake_fd = -1;
-		all->running = false;
+		if (wake_fd >= 0)
+			close(wake_fd);
+		atomic_store_explicit(&all->running, false, memory_order_relaxed);
 		pthread_mutex_unlock(&all->lock);
 	}
 	pthread_mutex_unlock(&all_lock);
@@ -807,7 +814,9 @@ void ion_pools_init(struct ion_pools *pools)
 	ion_fork_handlers_register();
 	pthread_mutex_init(&pools->lock, NULL);
 	atomic_init(&pools->held, 0);
-	pools->wake_fd = -1;
+	atomic_init(&pools->limit, 0);
+	atomic_init(&pools->running, false);
+	atomic_init(&pools->wake_fd, -1);
 	pthread_mutex_lock(&all_lock);
 	pools->next = all_pools;
 	all_pools = pools;
@@ -819,6 +828,7 @@ static void pool_free(struct ion_pool *pool);
 void ion_pools_fini(struct ion_pools *pools)
 {
 	bool joined;
+	int wake_fd;
 
 	pthread_mutex_lock(&all_lock);
 	for (struct ion_pools **p = &all_pools; *p; p = &(*p)->next)
@@ -829,8 +839,7 @@ void ion_pools_fini(struct ion_pools *pools)
 	pthread_mutex_unlock(&all_lock);
 	pthread_mutex_lock(&pools->lock);
 	pools->stop = true;
-	joined = pools->running;
-	pools->running = false;
+	joined = atomic_exchange_explicit(&pools->running, false, memory_order_acq_rel);
 	wake(pools);
 	pthread_mutex_unlock(&pools->lock);
 	if (joined)
@@ -848,8 +857,9 @@ void ion_pools_fini(struct ion_pools *pools)
 			break;
 		pool_free(heap_pool);
 	}
-	if (pools->wake_fd >= 0)
-		close(pools->wake_fd);
+	wake_fd = atomic_load_explicit(&pools->wake_fd, memory_order_relaxed);
+	if (wake_fd >= 0)
+		close(wake_fd);
 	pthread_mutex_destroy(&pools->lock);
 }
 
@@ -907,7 +917,7 @@ static int set_hints(struct ion_pool *pool, const struct ion_pool_hint *hints, s
 }
 
 static int pool_create(struct ion_ctx *ctx, struct ion_solution *solution,
-		       bool heap_pool, struct ion_pool **ret)
+		       bool heap_pool, bool background, struct ion_pool **ret)
 {
 	struct ion_pools *all = &ctx->pools;
 	struct ion_pool *pool = calloc(1, sizeof(*pool));
@@ -920,6 +930,8 @@ static int pool_create(struct ion_ctx *ctx, struct ion_solution *solution,
 	pool->heap_pool = heap_pool;
 	pool->solution = ion_solution_ref(solution);
 	pool->zero = true;
+	/* Set before the pool is listed: the thread reads it from then on. */
+	pool->background = background;
 	pthread_mutex_lock(&all->lock);
 	pool->next = all->list;
 	all->list = pool;
@@ -937,7 +949,7 @@ ION_EXPORT int ion_pool_new(struct ion_solution *solution, struct ion_pool **ret
 
 	if (!solution || !ret_pool)
 		return -EINVAL;
-	r = pool_create(ion_solution_ctx(solution), solution, false, &pool);
+	r = pool_create(ion_solution_ctx(solution), solution, false, false, &pool);
 	if (r < 0)
 		return r;
 	/* The first device of the solution that a board gives a Pool hint. */
@@ -972,7 +984,7 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	/* Made at the heap's first use, whatever the size, so that the
 	 * hinted sizes are ready by the time they are asked for. */
 	if (ion_solution_for_heap(ctx, heap, flags, &solution) < 0 ||
-	    pool_create(ctx, solution, true, &pool) < 0 ||
+	    pool_create(ctx, solution, true, true, &pool) < 0 ||
 	    set_hints(pool, heap->pool_hints, heap->n_pool_hints) < 0) {
 		if (pool)
 			pool_free(pool);
@@ -980,7 +992,6 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 		return NULL;
 	}
 	ion_solution_unref(solution);
-	pool->background = true;
 	if (!atomic_compare_exchange_strong_explicit(slot, &expected, pool,
 						     memory_order_acq_rel, memory_order_acquire)) {
 		pool_free(pool); /* another thread made it first */
@@ -1019,6 +1030,7 @@ ION_EXPORT struct ion_pool *ion_pool_unref(struct ion_pool *pool)
 static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 {
 	struct pool_buf copy;
+	bool zero = pool->zero;
 	ssize_t i;
 	int r;
 
@@ -1030,7 +1042,7 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 	pool->bufs[i].state = BUF_SCRUB;
 	copy = pool->bufs[i];
 	pthread_mutex_unlock(&pool->lock);
-	r = scrub(&copy, pool->zero);
+	r = scrub(&copy, zero);
 	pthread_mutex_lock(&pool->lock);
 	/* Found again by its anchor: other buffers may have moved. */
 	for (i = 0; i < (ssize_t)pool->n_bufs; i++)
@@ -1155,7 +1167,8 @@ static void take_back(struct ion_pool *pool, size_t i)
 	}
 	pool->bufs[i].state = BUF_DIRTY;
 	account(pool, (long long)pool->bufs[i].size);
-	if (!pool->background || !pool->ctx->pools.running) {
+	if (!pool->background ||
+	    !atomic_load_explicit(&pool->ctx->pools.running, memory_order_acquire)) {
 		if (scrub(&pool->bufs[i], pool->zero) < 0) {
 			drop(pool, i, false);
 		} else {
@@ -1347,7 +1360,7 @@ ION_EXPORT int ion_ctx_set_pool_limit(struct ion_ctx *ctx, unsigned long long by
 		return -EINVAL;
 	all = &ctx->pools;
 	pthread_mutex_lock(&all->lock);
-	all->limit = bytes;
+	atomic_store_explicit(&all->limit, bytes, memory_order_relaxed);
 	/* A lower limit holds at once: pools give up idle buffers, in turn,
 	 * until all of them together are within it. */
 	for (struct ion_pool *p = all->list; bytes && p; p = p->next) {

@@ -261,12 +261,68 @@ static void test_trim_releases_closed(void **pstate)
 	assert_int_equal(ion_pool_put(s->pool, fd[2], 0), 0);
 }
 
+struct churn {
+	struct ion_pool *pool;
+	atomic_bool *stop;
+	int failures;
+};
+
+static void *churn_main(void *data)
+{
+	struct churn *c = data;
+
+	while (!atomic_load(c->stop)) {
+		int fd;
+
+		if (ion_pool_get(c->pool, KiB(64), &fd) < 0 || ion_pool_put(c->pool, fd, 0) < 0)
+			c->failures++;
+	}
+	return NULL;
+}
+
+/*
+ * Settings changed while other threads get and put, and the refill
+ * thread starts: what those read under the pool's lock alone (the
+ * context's limit, whether the thread runs, whether to zero) is written
+ * safely (the TSan build's check).
+ */
+static void test_settings_while_busy(void **pstate)
+{
+	struct state *s = *pstate;
+	atomic_bool stop = false;
+	struct churn c[2];
+	pthread_t t[2];
+	struct ion_pool *other;
+
+	assert_int_equal(ion_pool_new(s->sol, &other), 0);
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	for (int i = 0; i < 2; i++) {
+		c[i] = (struct churn){ .pool = s->pool, .stop = &stop };
+		assert_int_equal(pthread_create(&t[i], NULL, churn_main, &c[i]), 0);
+	}
+	for (int round = 0; round < 50; round++) {
+		assert_int_equal(ion_ctx_set_pool_limit(s->ctx, round % 2 ? KiB(640) : 0), 0);
+		assert_int_equal(ion_pool_set_zeroing(s->pool, round % 3 != 0), 0);
+		assert_int_equal(ion_pool_set_background(other, round % 2), 0);
+		sleep_ms(2);
+	}
+	atomic_store(&stop, true);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(c[i].failures, 0);
+	}
+	ion_pool_unref(other);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_closed_behind_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_behind_held_background, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trim_releases_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
