@@ -80,6 +80,9 @@ struct ion_pool {
 	 * alone until then (CMA answers ENOMEM slowly, after trying to
 	 * migrate pages, and the hot path shares the memory). */
 	uint64_t refill_after_ns;
+	/* Under the context's pools lock: the refill thread's pins on the
+	 * pool while it works on it without that lock. */
+	unsigned int pins;
 	unsigned long long stats[ION_POOL_STAT_COUNT];
 	struct ion_pool *next;	/* the context's list */
 };
@@ -720,6 +723,28 @@ static int trim_pool(struct ion_pool *pool, unsigned long long keep)
 	return released;
 }
 
+/* The thread's work on one pool, without the context's pools lock. */
+static void tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure)
+{
+	bool background;
+
+	if (pressure) {
+		int n = trim_pool(pool, 0);
+
+		if (n)
+			ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
+		return;
+	}
+	pthread_mutex_lock(&pool->lock);
+	background = pool->background;
+	pthread_mutex_unlock(&pool->lock);
+	if (!background)
+		return;
+	reclaim_unlocked(pool);
+	scrub_unlocked(pool);
+	fill(pool, true);
+}
+
 static void *refill_thread(void *arg)
 {
 	struct ion_ctx *ctx = arg;
@@ -727,6 +752,8 @@ static void *refill_thread(void *arg)
 	/* Set before the thread starts, closed after it ends. */
 	int wake_fd = atomic_load_explicit(&all->wake_fd, memory_order_relaxed);
 	int psi = open_psi(ctx);
+	struct ion_pool **snap = NULL;
+	size_t cap = 0;
 
 	for (;;) {
 		struct pollfd fds[2] = {
@@ -734,33 +761,48 @@ static void *refill_thread(void *arg)
 			{ .fd = psi, .events = POLLPRI },
 		};
 		uint64_t count;
+		size_t n = 0;
 		bool pressure;
 
 		poll(fds, psi >= 0 ? 2 : 1, 100);
 		if (fds[0].revents & POLLIN && read(wake_fd, &count, sizeof(count)) < 0)
 			count = 0;
 		pressure = psi >= 0 && (fds[1].revents & POLLPRI);
+		/*
+		 * The pools, each pinned, then the work without the lock: a
+		 * refill's allocation can take seconds on CMA, and fork(),
+		 * ion_pool_new() and a pool's end take this lock.  A pool's
+		 * end waits for its pin (unlink_pool()).
+		 */
 		pthread_mutex_lock(&all->lock);
 		if (all->stop) {
 			pthread_mutex_unlock(&all->lock);
 			break;
 		}
 		for (struct ion_pool *p = all->list; p; p = p->next) {
-			if (pressure) {
-				int n = trim_pool(p, 0);
+			if (n == cap) {
+				size_t more = cap ? 2 * cap : 16;
+				struct ion_pool **grown = realloc(snap, more * sizeof(*grown));
 
-				if (n)
-					ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
-				continue;
+				if (!grown)
+					break; /* these now, the others next time */
+				snap = grown;
+				cap = more;
 			}
-			if (!p->background)
-				continue;
-			reclaim_unlocked(p);
-			scrub_unlocked(p);
-			fill(p, true);
+			snap[n++] = p;
+			p->pins++;
 		}
 		pthread_mutex_unlock(&all->lock);
+		for (size_t k = 0; k < n; k++)
+			tend(ctx, snap[k], pressure);
+		pthread_mutex_lock(&all->lock);
+		for (size_t k = 0; k < n; k++)
+			snap[k]->pins--;
+		if (n)
+			pthread_cond_broadcast(&all->unpinned);
+		pthread_mutex_unlock(&all->lock);
 	}
+	free(snap);
 	if (psi >= 0)
 		close(psi);
 	return NULL;
@@ -797,10 +839,13 @@ void ion_pools_fork_child(void)
 		for (struct ion_pool *p = all->list; p; p = p->next) {
 			while (p->n_bufs)
 				drop(p, p->n_bufs - 1, false);
+			p->pins = 0; /* the parent's thread's */
 			pthread_mutex_unlock(&p->lock);
 		}
 		if (wake_fd >= 0)
 			close(wake_fd);
+		/* A thread of the parent may have waited on it. */
+		pthread_cond_init(&all->unpinned, NULL);
 		atomic_store_explicit(&all->running, false, memory_order_relaxed);
 		pthread_mutex_unlock(&all->lock);
 	}
@@ -817,6 +862,7 @@ void ion_pools_init(struct ion_pools *pools)
 	atomic_init(&pools->limit, 0);
 	atomic_init(&pools->running, false);
 	atomic_init(&pools->wake_fd, -1);
+	pthread_cond_init(&pools->unpinned, NULL);
 	pthread_mutex_lock(&all_lock);
 	pools->next = all_pools;
 	all_pools = pools;
@@ -860,6 +906,7 @@ void ion_pools_fini(struct ion_pools *pools)
 	wake_fd = atomic_load_explicit(&pools->wake_fd, memory_order_relaxed);
 	if (wake_fd >= 0)
 		close(wake_fd);
+	pthread_cond_destroy(&pools->unpinned);
 	pthread_mutex_destroy(&pools->lock);
 }
 
@@ -875,6 +922,9 @@ static void unlink_pool(struct ion_pool *pool)
 			*p = pool->next;
 			break;
 		}
+	/* Off the list, but the refill thread may still work on it. */
+	while (pool->pins)
+		pthread_cond_wait(&all->unpinned, &all->lock);
 	pthread_mutex_unlock(&all->lock);
 }
 

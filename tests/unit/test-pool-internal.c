@@ -26,7 +26,10 @@
 
 #include <cmocka.h>
 
+#include "src/alloc.h"
 #include "src/util.h"
+
+static pthread_t main_thread;
 
 /* fdinfo: "ino" and "count", the fds of this process on the inode. */
 static int fake_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
@@ -68,11 +71,34 @@ static int fake_fd_kind(int fd)
 	return ION_FD_DMABUF;
 }
 
+/*
+ * The refill thread's allocations stop here while block_allocs is set
+ * (the main thread's go on): a CMA allocation that takes seconds.
+ */
+static atomic_bool block_allocs, alloc_blocked;
+
+static int fake_alloc_len(const struct ion_solution *solution, size_t len, int *ret_fd,
+			  const struct ion_heap **ret_heap)
+{
+	if (!pthread_equal(pthread_self(), main_thread)) {
+		for (int ms = 0; atomic_load(&block_allocs) && ms < 10000; ms++) {
+			struct timespec ts = { 0, 1000000 };
+
+			atomic_store(&alloc_blocked, true);
+			nanosleep(&ts, NULL);
+		}
+		atomic_store(&alloc_blocked, false);
+	}
+	return ion_solution_alloc_len(solution, len, ret_fd, ret_heap);
+}
+
 #define ion_read_file fake_read_file
 #define ion_fd_kind fake_fd_kind
+#define ion_solution_alloc_len fake_alloc_len
 #include "src/pool.c"
 #undef ion_read_file
 #undef ion_fd_kind
+#undef ion_solution_alloc_len
 
 #define KiB(n) ((size_t)(n) << 10)
 
@@ -121,6 +147,8 @@ static int setup(void **pstate)
 	const struct ion_heap *h;
 
 	assert_non_null(s);
+	main_thread = pthread_self();
+	atomic_store(&block_allocs, false);
 	assert_int_equal(ion_ctx_new(NULL, &s->ctx), 0);
 	assert_int_equal(ion_ctx_find_heap(s->ctx, "memfd", &h), 0);
 	/* The fake count sees no mapping: the pool must not look. */
@@ -261,6 +289,41 @@ static void test_trim_releases_closed(void **pstate)
 	assert_int_equal(ion_pool_put(s->pool, fd[2], 0), 0);
 }
 
+static bool wait_flag(atomic_bool *flag, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (!atomic_load(flag)) {
+		if (now_ms() > end)
+			return false;
+		sleep_ms(1);
+	}
+	return true;
+}
+
+/*
+ * While the refill thread allocates (seconds, on CMA), the context's pools
+ * lock is free: fork() (whose handler takes it), ion_pool_new() and a
+ * pool's end do not wait for the allocation.
+ */
+static void test_refill_off_the_global_lock(void **pstate)
+{
+	struct state *s = *pstate;
+	int busy;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	busy = pthread_mutex_trylock(&s->ctx->pools.lock);
+	if (busy == 0)
+		pthread_mutex_unlock(&s->ctx->pools.lock);
+	atomic_store(&block_allocs, false);
+	assert_int_equal(busy, 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
 struct churn {
 	struct ion_pool *pool;
 	atomic_bool *stop;
@@ -322,6 +385,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_closed_behind_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_behind_held_background, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trim_releases_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refill_off_the_global_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 	};
 
