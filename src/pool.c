@@ -580,6 +580,8 @@ static void wake(struct ion_pools *all)
 		(void)!write(fd, &one, sizeof(one));
 }
 
+static int open_psi(struct ion_ctx *ctx);
+
 /* Called with the context's pools lock held. */
 static int start_thread(struct ion_ctx *ctx)
 {
@@ -596,6 +598,10 @@ static int start_thread(struct ion_ctx *ctx)
 			return neg_errno();
 		atomic_store_explicit(&all->wake_fd, fd, memory_order_release);
 	}
+	/* Kept in the context, not the thread: a forked child, which has no
+	 * thread, closes it with the context's other fds. */
+	if (all->psi_fd < 0)
+		all->psi_fd = open_psi(ctx);
 	all->stop = false;
 	/* The library's thread takes none of the program's signals. */
 	sigfillset(&every);
@@ -723,6 +729,11 @@ static int trim_pool(struct ion_pool *pool, unsigned long long keep)
 	return released;
 }
 
+/* After memory pressure made the thread trim a pool, it refills none of
+ * it for this long: the trim gave that memory back to a system short of
+ * it, and the next tick would take it all again. */
+#define PRESSURE_BACKOFF_NS (10 * 1000000000ull)
+
 /* The thread's work on one pool, without the context's pools lock. */
 static void tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure)
 {
@@ -731,6 +742,9 @@ static void tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure)
 	if (pressure) {
 		int n = trim_pool(pool, 0);
 
+		pthread_mutex_lock(&pool->lock);
+		pool->refill_after_ns = now_ns() + PRESSURE_BACKOFF_NS;
+		pthread_mutex_unlock(&pool->lock);
 		if (n)
 			ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
 		return;
@@ -749,9 +763,9 @@ static void *refill_thread(void *arg)
 {
 	struct ion_ctx *ctx = arg;
 	struct ion_pools *all = &ctx->pools;
-	/* Set before the thread starts, closed after it ends. */
+	/* Both set before the thread starts, closed after it ends. */
 	int wake_fd = atomic_load_explicit(&all->wake_fd, memory_order_relaxed);
-	int psi = open_psi(ctx);
+	int psi = all->psi_fd;
 	struct ion_pool **snap = NULL;
 	size_t cap = 0;
 
@@ -803,8 +817,6 @@ static void *refill_thread(void *arg)
 		pthread_mutex_unlock(&all->lock);
 	}
 	free(snap);
-	if (psi >= 0)
-		close(psi);
 	return NULL;
 }
 
@@ -844,6 +856,9 @@ void ion_pools_fork_child(void)
 		}
 		if (wake_fd >= 0)
 			close(wake_fd);
+		if (all->psi_fd >= 0)
+			close(all->psi_fd);
+		all->psi_fd = -1;
 		/* A thread of the parent may have waited on it. */
 		pthread_cond_init(&all->unpinned, NULL);
 		atomic_store_explicit(&all->running, false, memory_order_relaxed);
@@ -862,6 +877,7 @@ void ion_pools_init(struct ion_pools *pools)
 	atomic_init(&pools->limit, 0);
 	atomic_init(&pools->running, false);
 	atomic_init(&pools->wake_fd, -1);
+	pools->psi_fd = -1;
 	pthread_cond_init(&pools->unpinned, NULL);
 	pthread_mutex_lock(&all_lock);
 	pools->next = all_pools;
@@ -906,6 +922,8 @@ void ion_pools_fini(struct ion_pools *pools)
 	wake_fd = atomic_load_explicit(&pools->wake_fd, memory_order_relaxed);
 	if (wake_fd >= 0)
 		close(wake_fd);
+	if (pools->psi_fd >= 0)
+		close(pools->psi_fd);
 	pthread_cond_destroy(&pools->unpinned);
 	pthread_mutex_destroy(&pools->lock);
 }

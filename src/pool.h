@@ -29,6 +29,7 @@ struct ion_pools {
 	bool stop;
 	pthread_t thread;
 	atomic_int wake_fd;		/* an eventfd, or -1 */
+	int psi_fd;			/* the thread's memory pressure trigger, or -1 */
 	/* The thread works on a pinned snapshot of the list, without the
 	 * lock; a pool's end waits here until its pins are gone. */
 	pthread_cond_t unpinned;

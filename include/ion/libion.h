@@ -724,7 +724,8 @@ unsigned long long ion_pool_get_stat(const struct ion_pool *pool, enum ion_pool_
 /*
  * The most bytes all pools of the context hold together (0: no limit).
  * Where the kernel offers PSI (/proc/pressure/memory), the context's
- * thread also trims every pool when memory runs short.  Since: 1.0
+ * thread also trims every pool when memory runs short, and then refills
+ * none for 10 seconds (ion_pool_prefill() still fills).  Since: 1.0
  */
 int ion_ctx_set_pool_limit(struct ion_ctx *ctx, unsigned long long bytes);
 /* Trims every pool of the context to nothing; returns the buffers

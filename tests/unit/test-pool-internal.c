@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,13 +94,51 @@ static int fake_alloc_len(const struct ion_solution *solution, size_t len, int *
 	return ion_solution_alloc_len(solution, len, ret_fd, ret_heap);
 }
 
+/* Memory pressure: /proc/pressure/memory is /dev/null, and the thread's
+ * poll() says POLLPRI on it once for each pressure_pending. */
+static atomic_int fake_psi_fd = -1;
+static atomic_bool pressure_pending;
+
+static int fake_open(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+	int fd;
+
+	if (strstr(path, "/proc/pressure/memory")) {
+		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		atomic_store(&fake_psi_fd, fd);
+		return fd;
+	}
+	va_start(ap, flags);
+	mode = (mode_t)va_arg(ap, int);
+	va_end(ap);
+	return open(path, flags, mode);
+}
+
+static int fake_poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	int r = poll(fds, n, timeout);
+
+	if (r >= 0 && n >= 2 && fds[1].fd == atomic_load(&fake_psi_fd) &&
+	    atomic_exchange(&pressure_pending, false)) {
+		fds[1].revents |= POLLPRI;
+		r++;
+	}
+	return r;
+}
+
 #define ion_read_file fake_read_file
 #define ion_fd_kind fake_fd_kind
 #define ion_solution_alloc_len fake_alloc_len
+#define open(...) fake_open(__VA_ARGS__)
+#define poll fake_poll
 #include "src/pool.c"
 #undef ion_read_file
 #undef ion_fd_kind
 #undef ion_solution_alloc_len
+#undef open
+#undef poll
 
 #define KiB(n) ((size_t)(n) << 10)
 
@@ -149,6 +189,8 @@ static int setup(void **pstate)
 	assert_non_null(s);
 	main_thread = pthread_self();
 	atomic_store(&block_allocs, false);
+	atomic_store(&pressure_pending, false);
+	atomic_store(&fake_psi_fd, -1);
 	assert_int_equal(ion_ctx_new(NULL, &s->ctx), 0);
 	assert_int_equal(ion_ctx_find_heap(s->ctx, "memfd", &h), 0);
 	/* The fake count sees no mapping: the pool must not look. */
@@ -324,6 +366,65 @@ static void test_refill_off_the_global_lock(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
+/*
+ * Memory pressure trims every pool, and the thread then leaves the pools
+ * unfilled for a while (10 s): refilled at the next tick, the memory the
+ * trim gave back would be taken again at once.
+ */
+static void test_pressure_backs_off(void **pstate)
+{
+	struct state *s = *pstate;
+	uint64_t after;
+	int fd;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "4x64K"), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 4, 5000));
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, KiB(256), 5000));
+	assert_true(atomic_load(&fake_psi_fd) >= 0);
+	atomic_store(&pressure_pending, true);
+	wake(&s->ctx->pools);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, 0, 5000));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_TRIMS), 4);
+	/* Five ticks and more: nothing refilled. */
+	sleep_ms(500);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 4);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
+	pthread_mutex_lock(&s->pool->lock);
+	after = s->pool->refill_after_ns;
+	pthread_mutex_unlock(&s->pool->lock);
+	assert_true(after > now_ns() + 9000000000ull);
+	/* A get allocates meanwhile, as it would from an empty pool. */
+	fd = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/* A forked child has no refill thread, nor its pressure trigger's fd. */
+static void test_fork_closes_psi(void **pstate)
+{
+	struct state *s = *pstate;
+	uint64_t end = now_ms() + 5000;
+	int psi, status;
+	pid_t pid;
+
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	while ((psi = atomic_load(&fake_psi_fd)) < 0 && now_ms() < end)
+		sleep_ms(1);
+	assert_true(psi >= 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fcntl(psi, F_GETFD) < 0 ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status))
+		print_error("the child still holds the pressure trigger's fd %d\n", psi);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
 struct churn {
 	struct ion_pool *pool;
 	atomic_bool *stop;
@@ -386,6 +487,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_closed_behind_held_background, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trim_releases_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refill_off_the_global_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pressure_backs_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_closes_psi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 	};
 
