@@ -539,7 +539,9 @@ static void reclaim_unlocked(struct ion_pool *pool)
 		c[k].refs = file_refs_ino(c[k].fd, &c[k].seen);
 	pthread_mutex_lock(&pool->lock);
 	for (size_t k = 0; k < n; k++) {
-		if (n && !c[k].seen) {
+		if (c[k].refs < 0)
+			continue; /* unread (out of fds or memory): next pass */
+		if (!c[k].seen) {
 			reclaim(pool, 0, 16, false); /* no inode in fdinfo */
 			break;
 		}
