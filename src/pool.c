@@ -69,6 +69,9 @@ struct ion_pool {
 	size_t n_hints;
 	bool zero;
 	bool background;
+	/* Its heap allocates slower than it zeroes (contiguous, CMA): a get
+	 * zeroes a dirty buffer itself rather than allocate. */
+	bool alloc_slow;
 	unsigned long long max_bytes;
 	uint64_t expiry_ns;
 	unsigned long long held;
@@ -615,7 +618,8 @@ static int start_thread(struct ion_ctx *ctx)
 	return r;
 }
 
-/* The number of buffers of class size the pool holds ready or dirty. */
+/* The number of buffers of class size the pool holds ready or dirty:
+ * what it holds of the class, for a heap pool's hinted count. */
 static size_t ready(const struct ion_pool *pool, size_t size)
 {
 	size_t n = 0;
@@ -626,12 +630,25 @@ static size_t ready(const struct ion_pool *pool, size_t size)
 	return n;
 }
 
+/* The number of buffers of class size clean, which a get may hand out at
+ * once: what the watermark and the refill count, so that buffers waiting
+ * for the thread to zero them are no reason to let a get wait. */
+static size_t clean(const struct ion_pool *pool, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_FREE)
+			n++;
+	return n;
+}
+
 /* Called with the lock held: whether a hinted class fell to half. */
 static bool below_watermark(const struct ion_pool *pool, size_t size)
 {
 	for (size_t h = 0; h < pool->n_hints; h++)
 		if (class_of(pool, pool->hints[h].size) == size)
-			return ready(pool, size) <= pool->hints[h].count / 2;
+			return clean(pool, size) <= pool->hints[h].count / 2;
 	return false;
 }
 
@@ -652,7 +669,7 @@ static int fill(struct ion_pool *pool, bool only_low)
 	}
 	for (size_t h = 0; h < pool->n_hints; h++) {
 		size_t size = class_of(pool, pool->hints[h].size);
-		size_t have = ready(pool, size), want = pool->hints[h].count;
+		size_t have = clean(pool, size), want = pool->hints[h].count;
 
 		if (!size || have >= want || (only_low && have > want / 2))
 			continue;
@@ -991,6 +1008,7 @@ static int pool_create(struct ion_ctx *ctx, struct ion_solution *solution,
 {
 	struct ion_pools *all = &ctx->pools;
 	struct ion_pool *pool = calloc(1, sizeof(*pool));
+	const struct ion_heap *heap;
 
 	if (!pool)
 		return -ENOMEM;
@@ -1000,6 +1018,8 @@ static int pool_create(struct ion_ctx *ctx, struct ion_solution *solution,
 	pool->heap_pool = heap_pool;
 	pool->solution = ion_solution_ref(solution);
 	pool->zero = true;
+	heap = ion_solution_get_heap(solution, 0);
+	pool->alloc_slow = heap && (heap->props & ION_HEAP_PROP_CONTIGUOUS);
 	/* Set before the pool is listed: the thread reads it from then on. */
 	pool->background = background;
 	pthread_mutex_lock(&all->lock);
@@ -1092,10 +1112,9 @@ ION_EXPORT struct ion_pool *ion_pool_unref(struct ion_pool *pool)
 }
 
 /*
- * Called with the lock held, when no buffer of the class is clean: zeroes
- * a dirty one here, without the lock (a kernel allocation would zero just
- * as much, and a pool whose thread lags must not grow instead).  Its
- * index once clean, or -1.
+ * Called with the lock held, when no buffer of the class is clean and no
+ * thread zeroes them (or the heap allocates slower than a memset): zeroes
+ * a dirty one here, without the lock.  Its index once clean, or -1.
  */
 static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 {
@@ -1126,6 +1145,33 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 	}
 	pool->bufs[i].state = BUF_FREE;
 	return i;
+}
+
+/*
+ * Called with the lock held, when no buffer of class size is clean:
+ * whether a get leaves the zeroing to the refill thread and allocates.
+ * Yes while the thread runs and keeps up, unless the heap allocates
+ * slower than a memset (contiguous: CMA migrates pages) or there is
+ * nothing to zero (zeroing off: only CPU access to end).  The thread
+ * lags once as many buffers of the class wait for it as the hint keeps
+ * ready (two at least): a get then zeroes one itself, or a pool whose
+ * thread lags would grow by a buffer a get.
+ */
+static bool leave_to_thread(const struct ion_pool *pool, size_t size)
+{
+	size_t waiting = 0, lag = 2;
+
+	if (!pool->background || !pool->zero || pool->alloc_slow ||
+	    !atomic_load_explicit(&pool->ctx->pools.running, memory_order_acquire))
+		return false;
+	for (size_t h = 0; h < pool->n_hints; h++)
+		if (class_of(pool, pool->hints[h].size) == size && pool->hints[h].count > lag)
+			lag = pool->hints[h].count;
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].size == size &&
+		    (pool->bufs[i].state == BUF_DIRTY || pool->bufs[i].state == BUF_SCRUB))
+			waiting++;
+	return waiting < lag;
 }
 
 /* Called with the lock held: hands out buffer i (free); its fd for the
@@ -1165,7 +1211,7 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	size_t size;
 	ssize_t i;
 	int fd, out, r;
-	bool low, counted;
+	bool low, counted, thread_zeroes = false;
 
 	if (!pool || !ret_fd)
 		return -EINVAL;
@@ -1175,11 +1221,18 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	pthread_mutex_lock(&pool->lock);
 	expire(pool);
 	i = find_free(pool, size);
-	if (i < 0)
+	/*
+	 * No clean buffer: with the refill thread at work, the get allocates
+	 * and leaves it to the thread to read the counts and zero what came
+	 * back, off the hot path (a memset of 8 MiB is a millisecond and
+	 * more).  Else it takes back and zeroes a buffer of the class itself.
+	 */
+	if (i < 0 && !(thread_zeroes = leave_to_thread(pool, size))) {
 		i = scrub_one(pool, size);
-	/* Before asking the kernel: buffers of the class free again. */
-	if (i < 0 && reclaim(pool, size, 8, true))
-		i = scrub_one(pool, size);
+		/* Before asking the kernel: buffers of the class free again. */
+		if (i < 0 && reclaim(pool, size, 8, true))
+			i = scrub_one(pool, size);
+	}
 	if (i >= 0) {
 		fd = hand_out(pool, (size_t)i);
 		/* Wake the refill thread only at the low watermark: a write to
@@ -1196,6 +1249,8 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	}
 	pool->stats[ION_POOL_STAT_MISSES]++;
 	pthread_mutex_unlock(&pool->lock);
+	if (thread_zeroes)
+		wake(&pool->ctx->pools); /* what came back, zeroed for the next */
 
 	r = ion_solution_alloc_len(pool->solution, size, &fd, &heap);
 	if (r < 0)

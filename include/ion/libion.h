@@ -699,8 +699,11 @@ int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags);
  * Hints: how many buffers of which sizes to keep ready, as in heaps.d
  * ("8x1M 4x8M").  ion_pool_prefill() allocates up to them now; with
  * background refill on, the context's thread keeps each class at its
- * count, refilling when it falls to half; a refill that finds the heap
- * out of memory leaves it alone for a second before trying again.
+ * count of clean buffers, refilling when it falls to half, and zeroes
+ * what comes back, so that a get finding none clean allocates rather
+ * than zero one itself (but on a contiguous heap, or once the thread
+ * lags); a refill that finds the heap out of memory leaves it alone for
+ * a second before trying again.
  * Errors: -EINVAL with a malformed hint; -ENOMEM.  Since: 1.0
  */
 int ion_pool_set_hints(struct ion_pool *pool, const char *hints);

@@ -483,6 +483,56 @@ static void test_unreadable_count(void **pstate)
 	assert_int_equal(atomic_load(&locked_reads), 0);
 }
 
+/*
+ * With the refill thread at work, a get that finds no clean buffer does
+ * not zero a dirty one itself (8 MiB is a millisecond and more on the hot
+ * path): it allocates, and wakes the thread.  Here the thread is held in
+ * an allocation, so that what is put back stays dirty.  A get zeroes one
+ * itself only once the thread lags (as many dirty as the hint keeps
+ * ready, two at least), so that the pool does not grow by a buffer a get,
+ * or where the heap allocates slower than it zeroes (contiguous).
+ */
+static void test_get_leaves_zeroing_to_thread(void **pstate)
+{
+	struct state *s = *pstate;
+	struct stat a, b, c;
+	int fd, again, third, fourth;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	fd = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 1);
+	/* The class is empty, below its watermark: the thread refills. */
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	again = get(s, KiB(64));
+	assert_int_equal(fstat(again, &b), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 1);
+	assert_true(a.st_ino != b.st_ino);
+	/* Two dirty now: the thread lags, the get zeroes one. */
+	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
+	third = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 2);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	assert_int_equal(fstat(third, &c), 0);
+	assert_true(c.st_ino == a.st_ino || c.st_ino == b.st_ino);
+	/* One dirty, but a contiguous heap: zeroed here, not allocated. */
+	pthread_mutex_lock(&s->pool->lock);
+	s->pool->alloc_slow = true;
+	pthread_mutex_unlock(&s->pool->lock);
+	fourth = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 3);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	atomic_store(&block_allocs, false);
+	assert_int_equal(ion_pool_put(s->pool, third, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, fourth, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
 struct churn {
 	struct ion_pool *pool;
 	atomic_bool *stop;
@@ -548,6 +598,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pressure_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_closes_psi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 	};
 
