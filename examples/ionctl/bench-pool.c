@@ -370,11 +370,13 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 					if (row.error == 0)
 						row.error = add(&s, ionctl_now_ns() - t0);
 				}
-				if (json && row.error == 0)
-					printf(",\n  {\"heap\": \"ion_system_heap\", \"size\": %zu, "
+				if (json && row.error == 0) {
+					printf("%s\n  {\"heap\": \"ion_system_heap\", \"size\": %zu, "
 					       "\"raw_call\": \"ion-ioctl\", \"raw_p50_ns\": %.0f, "
-					       "\"raw_p99_ns\": %.0f}", sizes[k], pct(&s, 50), pct(&s, 99));
-				else if (row.error == 0)
+					       "\"raw_p99_ns\": %.0f}", first ? "" : ",", sizes[k],
+					       pct(&s, 50), pct(&s, 99));
+					first = 0;
+				} else if (row.error == 0)
 					printf("%-16s %6zuK %10.0f %9.0f   (ION's kernel pool, raw ION_IOC_ALLOC)\n",
 					       "ion_system_heap", sizes[k] >> 10, pct(&s, 50), pct(&s, 99));
 				series_free(&s);
