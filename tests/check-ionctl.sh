@@ -125,6 +125,13 @@ expect 0 "bench --json" -- bench --heap "$heap" --sizes 4K,64K --rounds 1 --roun
 		"bench --json rows have heap, size, raw_ns, lib_ns, ratio"
 expect 0 "bench --pool --json" -- bench --pool --heap "$heap" --sizes 4K --rounds 3 \
 	--stream-seconds 0 --json && json 'len(d["rows"]) == 1' "bench --pool --json has its row"
+expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --sizes 4K --rounds 3 \
+	--stream-seconds 1 --json &&
+	json '(len(d["rows"]) == 1 and set(d["stream"]) >= {"heap", "size", "stream_p50_ns",
+	      "stream_p99_ns", "raw_p50_ns", "raw_paced_p50_ns", "raw_paced_p99_ns"} and
+	      d["stream"]["heap"] == "'"$heap"'" and
+	      0 < d["stream"]["stream_p50_ns"] <= d["stream"]["stream_p99_ns"])' \
+		"bench --pool --json: the stream's p50 and p99"
 
 # ---- devices, solve, check
 expect 0 "devices --json" -- devices --json && json 'isinstance(d, list)' "devices --json is a list"
@@ -136,6 +143,12 @@ expect 1 "check of a file with a typo" -- check "$tmp/90-bad.conf" &&
 printf '[Heap system]\nContiguous = no\n' >"$tmp/90-good.conf"
 expect 0 "check of a good file" -- check "$tmp/90-good.conf"
 expect 0 "pool on $heap" -- pool --heap "$heap" --hints 2x64K --cycle 64K --count 4
+expect 0 "pool --json" -- pool --heap "$heap" --hints 2x64K --cycle 64K --count 4 --json &&
+	json '(set(d) >= {"pool", "hits", "misses", "bytes_held", "high_water", "buffers_out",
+	      "refills", "reclaims", "trims", "board_pools"} and d["pool"] == "'"$heap"'" and
+	      d["refills"] == 2 and d["hits"] + d["misses"] == 4 and d["buffers_out"] == 0 and
+	      isinstance(d["board_pools"], list))' \
+		"pool --json: every statistic, and the board pools"
 
 echo "$((checks - failures)) passed, $failures failed"
 [ "$failures" = 0 ]
