@@ -47,9 +47,10 @@ struct pool_buf {
 	bool counted;		/* the kernel counts its references (a dma-buf) */
 	uint64_t since_ns;	/* free since */
 	unsigned int outs;	/* hand-outs so far: which one a count was read in */
-	/* Out and found held by a get's reclaim: not read again by one
-	 * before then, the wait doubling each time (reset by a hand-out). */
-	uint64_t recheck_ns;
+	/* Out and found held by a get's reclaim (at looked_ns): looked at
+	 * after the others until then, the wait doubling each time (reset
+	 * by a hand-out). */
+	uint64_t recheck_ns, looked_ns;
 	unsigned int held_seen;
 };
 
@@ -404,13 +405,14 @@ static bool found_free(struct ion_pool *pool, size_t i)
 	return true;
 }
 
-/* A get's reclaim found buffer b held: it waits 1 ms before the next
- * look, doubling each time, up to about a second. */
+/* A get's reclaim found buffer b held: the others come first for 1 ms,
+ * doubling each time, up to about a second. */
 static void recheck_later(struct pool_buf *b, uint64_t now)
 {
 	if (b->held_seen < 11)
 		b->held_seen++;
 	b->recheck_ns = now + (1000000ull << (b->held_seen - 1));
+	b->looked_ns = now;
 }
 
 /*
@@ -418,42 +420,51 @@ static void recheck_later(struct pool_buf *b, uint64_t now)
  * class) that are free again (a dma-buf whose count is the anchor's
  * alone: its holder simply closed it), reading at most max counts.  The
  * scan resumes where the last one stopped.  A get (hot) stops at the
- * first buffer it takes back, and passes over one it found held until a
- * while has gone by, so that buffers held for long cost it a count read
- * a second at most, not max reads a get.  Whether it took one back.
+ * first buffer it takes back, and reads first the counts of buffers not
+ * found held lately, then with what is left of max the others: buffers
+ * held for long do not eat the reads a get has for those just closed.
+ * Whether it took one back.
  */
 static bool reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot)
 {
 	uint64_t now = hot ? now_ns() : 0;
-	size_t i = pool->scan;
 	bool took = false;
 
-	for (size_t seen = 0; seen < pool->n_bufs && max; seen++, i++) {
-		struct pool_buf *b;
+	for (int pass = hot ? 0 : 1; pass < 2 && max && !took; pass++) {
+		size_t i = pool->scan;
 
-		if (i >= pool->n_bufs)
-			i = 0;
-		b = &pool->bufs[i];
-		if (b->state != BUF_OUT || !b->counted || (size && b->size != size) ||
-		    (hot && now < b->recheck_ns))
-			continue;
-		max--;
-		if (file_refs(b->fd) != 1) {
-			if (hot)
-				recheck_later(b, now);
-			continue;
+		for (size_t seen = 0; seen < pool->n_bufs && max; seen++, i++) {
+			struct pool_buf *b;
+			bool lately;
+
+			if (i >= pool->n_bufs)
+				i = 0;
+			b = &pool->bufs[i];
+			if (b->state != BUF_OUT || !b->counted || (size && b->size != size))
+				continue;
+			/* Pass 0 the others, pass 1 those found held lately
+			 * (but not just now). */
+			lately = hot && now < b->recheck_ns;
+			if (pass == 0 ? lately : hot && (!lately || b->looked_ns == now))
+				continue;
+			max--;
+			if (file_refs(b->fd) != 1) {
+				if (hot)
+					recheck_later(b, now);
+				continue;
+			}
+			if (!found_free(pool, i)) {
+				i--; /* the last entry moved here: looked at next (wraps) */
+				continue;
+			}
+			took = true;
+			if (hot) {
+				i++;
+				break;
+			}
 		}
-		if (!found_free(pool, i)) {
-			i--; /* the last entry moved here: looked at next (wraps, as unsigned) */
-			continue;
-		}
-		took = true;
-		if (hot) {
-			i++;
-			break;
-		}
+		pool->scan = i;
 	}
-	pool->scan = i;
 	return took;
 }
 

@@ -287,6 +287,39 @@ static void test_closed_behind_held(void **pstate)
 		close(held[i]);
 }
 
+/*
+ * A buffer a get found held, freed since, is the next get's when nothing
+ * else of its class is free ("taken back only once its count says it is
+ * free"), however lately it was found held: buffers found held lately
+ * come after the others, not never.
+ */
+static void test_freed_after_found_held(void **pstate)
+{
+	struct state *s = *pstate;
+	struct stat x, st;
+	int fd, holder, others[2], again;
+
+	fd = get(s, KiB(64));
+	holder = dup(fd);
+	assert_true(holder >= 0);
+	assert_int_equal(fstat(fd, &x), 0);
+	/* Put while held elsewhere: kept aside, read by the next gets. */
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		others[i] = get(s, KiB(64));
+		assert_int_equal(fstat(others[i], &st), 0);
+		assert_true(st.st_ino != x.st_ino);
+	}
+	close(holder);
+	again = get(s, KiB(64));
+	assert_int_equal(fstat(again, &st), 0);
+	assert_true(st.st_ino == x.st_ino);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 1);
+	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ion_pool_put(s->pool, others[i], 0), 0);
+}
+
 /* The same with background refill on: the thread finds the closed ones. */
 static void test_closed_behind_held_background(void **pstate)
 {
@@ -592,6 +625,7 @@ int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_closed_behind_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_freed_after_found_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_behind_held_background, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_trim_releases_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refill_off_the_global_lock, setup, teardown),
