@@ -2059,21 +2059,26 @@ static void match_size(int fd, void *data)
 /*
  * Waits (up to 10 s: TCG is slow) until the process holds count buffers
  * of this size on dev that were not among old: the pool's own fds of what
- * it prefilled.  No cmocka assertion (the Android case's child uses it).
+ * it prefilled.  A buffer's fd exists before the pool lists it (the
+ * thread checks how the kernel counts it first), so the count must still
+ * be there 100 ms later.  No cmocka assertion (the Android case's child
+ * uses it).
  */
 static bool wait_prefilled(dev_t dev, size_t size, int count, const struct fd_ids *old,
 			   struct size_match *m)
 {
 	uint64_t end = now_ms() + 10000;
+	bool seen = false;
 
 	for (;;) {
 		*m = (struct size_match){ .dev = dev, .size = size, .old = old };
 		each_fd(match_size, m);
-		if (m->count >= count)
+		if (m->count >= count && seen)
 			return true;
+		seen = m->count >= count;
 		if (now_ms() > end)
 			return false;
-		sleep_ms(20);
+		sleep_ms(seen ? 100 : 20);
 	}
 }
 
