@@ -796,8 +796,6 @@ static void *refill_thread(void *arg)
 	/* Both set before the thread starts, closed after it ends. */
 	int wake_fd = atomic_load_explicit(&all->wake_fd, memory_order_relaxed);
 	int psi = all->psi_fd;
-	struct ion_pool **snap = NULL;
-	size_t cap = 0;
 
 	for (;;) {
 		struct pollfd fds[2] = {
@@ -824,29 +822,28 @@ static void *refill_thread(void *arg)
 			break;
 		}
 		for (struct ion_pool *p = all->list; p; p = p->next) {
-			if (n == cap) {
-				size_t more = cap ? 2 * cap : 16;
-				struct ion_pool **grown = realloc(snap, more * sizeof(*grown));
+			if (n == all->snap_cap) {
+				size_t more = n ? 2 * n : 16;
+				struct ion_pool **grown = realloc(all->snap, more * sizeof(*grown));
 
 				if (!grown)
 					break; /* these now, the others next time */
-				snap = grown;
-				cap = more;
+				all->snap = grown;
+				all->snap_cap = more;
 			}
-			snap[n++] = p;
+			all->snap[n++] = p;
 			p->pins++;
 		}
 		pthread_mutex_unlock(&all->lock);
 		for (size_t k = 0; k < n; k++)
-			tend(ctx, snap[k], pressure);
+			tend(ctx, all->snap[k], pressure);
 		pthread_mutex_lock(&all->lock);
 		for (size_t k = 0; k < n; k++)
-			snap[k]->pins--;
+			all->snap[k]->pins--;
 		if (n)
 			pthread_cond_broadcast(&all->unpinned);
 		pthread_mutex_unlock(&all->lock);
 	}
-	free(snap);
 	return NULL;
 }
 
@@ -909,6 +906,8 @@ void ion_pools_init(struct ion_pools *pools)
 	atomic_init(&pools->wake_fd, -1);
 	pools->psi_fd = -1;
 	pthread_cond_init(&pools->unpinned, NULL);
+	pools->snap = NULL;
+	pools->snap_cap = 0;
 	pthread_mutex_lock(&all_lock);
 	pools->next = all_pools;
 	all_pools = pools;
@@ -954,6 +953,7 @@ void ion_pools_fini(struct ion_pools *pools)
 		close(wake_fd);
 	if (pools->psi_fd >= 0)
 		close(pools->psi_fd);
+	free(pools->snap);
 	pthread_cond_destroy(&pools->unpinned);
 	pthread_mutex_destroy(&pools->lock);
 }

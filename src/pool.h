@@ -31,8 +31,12 @@ struct ion_pools {
 	atomic_int wake_fd;		/* an eventfd, or -1 */
 	int psi_fd;			/* the thread's memory pressure trigger, or -1 */
 	/* The thread works on a pinned snapshot of the list, without the
-	 * lock; a pool's end waits here until its pins are gone. */
+	 * lock; a pool's end waits here until its pins are gone.  The
+	 * snapshot's array is the thread's (the context's, so that a forked
+	 * child, which has no thread, still reaches it). */
 	pthread_cond_t unpinned;
+	struct ion_pool **snap;
+	size_t snap_cap;
 	struct ion_pools *next;		/* every context's, for fork() */
 };
 
