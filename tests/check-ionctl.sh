@@ -128,10 +128,11 @@ expect 0 "bench --pool --json" -- bench --pool --heap "$heap" --sizes 4K --round
 expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --sizes 4K --rounds 3 \
 	--stream-seconds 1 --json &&
 	json '(len(d["rows"]) == 1 and set(d["stream"]) >= {"heap", "size", "stream_p50_ns",
-	      "stream_p99_ns", "raw_p50_ns", "raw_paced_p50_ns", "raw_paced_p99_ns"} and
-	      d["stream"]["heap"] == "'"$heap"'" and
-	      0 < d["stream"]["stream_p50_ns"] <= d["stream"]["stream_p99_ns"])' \
-		"bench --pool --json: the stream's p50 and p99"
+	      "stream_p99_ns", "stream_hits", "stream_misses", "raw_p50_ns", "raw_paced_p50_ns",
+	      "raw_paced_p99_ns"} and d["stream"]["heap"] == "'"$heap"'" and
+	      0 < d["stream"]["stream_p50_ns"] <= d["stream"]["stream_p99_ns"] and
+	      d["stream"]["stream_hits"] + d["stream"]["stream_misses"] == 60)' \
+		"bench --pool --json: the stream's p50, p99, hits and misses"
 
 # ---- devices, solve, check
 expect 0 "devices --json" -- devices --json && json 'isinstance(d, list)' "devices --json is a list"
