@@ -47,6 +47,11 @@ struct pool_buf {
 	bool counted;		/* the kernel counts its references (a dma-buf) */
 	uint64_t since_ns;	/* free since */
 	unsigned int outs;	/* hand-outs so far: which one a count was read in */
+	/* Out and found held by a get's reclaim (at looked_ns): looked at
+	 * after the others until then, the wait doubling each time (reset
+	 * by a hand-out). */
+	uint64_t recheck_ns, looked_ns;
+	unsigned int held_seen;
 };
 
 struct ion_pool {
@@ -57,10 +62,17 @@ struct ion_pool {
 	pthread_mutex_t lock;
 	struct pool_buf *bufs;
 	size_t n_bufs, cap;
+	/* Where the next reclaim scan starts, a get's and the thread's:
+	 * each resumes where the last stopped, so that buffers held for
+	 * long at the front never hide those closed behind them. */
+	size_t scan, bg_scan;
 	struct ion_pool_hint *hints;
 	size_t n_hints;
 	bool zero;
 	bool background;
+	/* Its heap allocates slower than it zeroes (contiguous, CMA): a get
+	 * zeroes a dirty buffer itself rather than allocate. */
+	bool alloc_slow;
 	unsigned long long max_bytes;
 	uint64_t expiry_ns;
 	unsigned long long held;
@@ -72,6 +84,9 @@ struct ion_pool {
 	 * alone until then (CMA answers ENOMEM slowly, after trying to
 	 * migrate pages, and the hot path shares the memory). */
 	uint64_t refill_after_ns;
+	/* Under the context's pools lock: the refill thread's pins on the
+	 * pool while it works on it without that lock. */
+	unsigned int pins;
 	unsigned long long stats[ION_POOL_STAT_COUNT];
 	struct ion_pool *next;	/* the context's list */
 };
@@ -104,6 +119,28 @@ static size_t size_class(size_t len)
 	if (len == 0 || len > SIZE_MAX - grain)
 		return 0;
 	return (len + grain - 1) / grain * grain;
+}
+
+/* len rounded up to pages, as ion_ctx_alloc() rounds it; 0 for 0 or an
+ * overflow. */
+static size_t page_round(size_t len)
+{
+	size_t page = ion_page_size();
+
+	if (len == 0 || len > SIZE_MAX - (page - 1))
+		return 0;
+	return (len + page - 1) / page * page;
+}
+
+/*
+ * The size of the buffers that serve a request (or a hint) of len bytes:
+ * its size class, but in a heap's pool len rounded to pages, since a
+ * board's pool must not change the size of what an allocation by name
+ * gives (a hint of 600K keeps buffers of 600 KiB, not of its class).
+ */
+static size_t class_of(const struct ion_pool *pool, size_t len)
+{
+	return pool->heap_pool ? page_round(len) : size_class(len);
 }
 
 /* A number in fdinfo's text after key ("\ncount:"), or -ENOENT. */
@@ -196,10 +233,11 @@ static bool room_for(const struct ion_pool *pool, size_t size)
 {
 	const struct ion_pools *all = &pool->ctx->pools;
 	unsigned long long total = atomic_load_explicit(&all->held, memory_order_relaxed);
+	unsigned long long limit = atomic_load_explicit(&all->limit, memory_order_relaxed);
 
 	if (pool->max_bytes && pool->held + size > pool->max_bytes)
 		return false;
-	return !all->limit || total + size <= all->limit;
+	return !limit || total + size <= limit;
 }
 
 /* Called with the pool's lock held: releases buffer i. */
@@ -345,45 +383,89 @@ static bool hint_full(const struct ion_pool *pool, size_t size)
 	if (!pool->heap_pool)
 		return false;
 	for (size_t h = 0; h < pool->n_hints; h++)
-		if (size_class(pool->hints[h].size) == size)
+		if (class_of(pool, pool->hints[h].size) == size)
 			return ready(pool, size) >= pool->hints[h].count;
 	return false;
 }
 
-/*
- * Called with the lock held: takes back what is free again (a dma-buf
- * whose count is the anchor's alone: its holder simply closed it), for
- * buffers of class size (0: every class), checking at most max counts;
- * then, unless the background thread does it, zeroes what is dirty.
- */
-static void reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool scrub_now)
+/* Called with the lock held: buffer i, out and found free again (its
+ * count is the anchor's alone), comes back dirty, or is released past a
+ * limit or a full hint.  Whether it stayed. */
+static bool found_free(struct ion_pool *pool, size_t i)
 {
-	for (size_t i = 0; i < pool->n_bufs; i++) {
-		struct pool_buf *b = &pool->bufs[i];
+	struct pool_buf *b = &pool->bufs[i];
 
-		if (size && b->size != size)
-			continue;
-		if (b->state == BUF_OUT && b->counted && max) {
-			max--;
-			if (file_refs(b->fd) != 1)
-				continue;
-			if (!room_for(pool, b->size) || hint_full(pool, b->size)) {
-				drop(pool, i--, true);
-				continue;
-			}
-			b->state = BUF_DIRTY;
-			account(pool, (long long)b->size);
-			pool->stats[ION_POOL_STAT_RECLAIMS]++;
-		}
-		if (b->state == BUF_DIRTY && scrub_now) {
-			if (scrub(b, pool->zero) < 0) {
-				drop(pool, i--, false);
-				continue;
-			}
-			b->state = BUF_FREE;
-			b->since_ns = now_ns();
-		}
+	if (!room_for(pool, b->size) || hint_full(pool, b->size)) {
+		drop(pool, i, true);
+		return false;
 	}
+	b->state = BUF_DIRTY;
+	account(pool, (long long)b->size);
+	pool->stats[ION_POOL_STAT_RECLAIMS]++;
+	return true;
+}
+
+/* A get's reclaim found buffer b held: the others come first for 1 ms,
+ * doubling each time, up to about a second. */
+static void recheck_later(struct pool_buf *b, uint64_t now)
+{
+	if (b->held_seen < 11)
+		b->held_seen++;
+	b->recheck_ns = now + (1000000ull << (b->held_seen - 1));
+	b->looked_ns = now;
+}
+
+/*
+ * Called with the lock held: takes back buffers of class size (0: every
+ * class) that are free again (a dma-buf whose count is the anchor's
+ * alone: its holder simply closed it), reading at most max counts.  The
+ * scan resumes where the last one stopped.  A get (hot) stops at the
+ * first buffer it takes back, and reads first the counts of buffers not
+ * found held lately, then with what is left of max the others: buffers
+ * held for long do not eat the reads a get has for those just closed.
+ * Whether it took one back.
+ */
+static bool reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot)
+{
+	uint64_t now = hot ? now_ns() : 0;
+	bool took = false;
+
+	for (int pass = hot ? 0 : 1; pass < 2 && max && !took; pass++) {
+		size_t i = pool->scan;
+
+		for (size_t seen = 0; seen < pool->n_bufs && max; seen++, i++) {
+			struct pool_buf *b;
+			bool lately;
+
+			if (i >= pool->n_bufs)
+				i = 0;
+			b = &pool->bufs[i];
+			if (b->state != BUF_OUT || !b->counted || (size && b->size != size))
+				continue;
+			/* Pass 0 the others, pass 1 those found held lately
+			 * (but not just now). */
+			lately = hot && now < b->recheck_ns;
+			if (pass == 0 ? lately : hot && (!lately || b->looked_ns == now))
+				continue;
+			max--;
+			if (file_refs(b->fd) != 1) {
+				if (hot)
+					recheck_later(b, now);
+				continue;
+			}
+			if (!found_free(pool, i)) {
+				i--; /* the last entry moved here: looked at next (wraps) */
+				continue;
+			}
+			took = true;
+			if (hot) {
+				i++;
+				break;
+			}
+		}
+		pool->scan = i;
+	}
+	return took;
 }
 
 /*
@@ -452,39 +534,41 @@ static void expire(struct ion_pool *pool)
 static void reclaim_unlocked(struct ion_pool *pool)
 {
 	struct { int fd; ino_t ino; unsigned int outs; int refs; ino_t seen; } c[16];
-	size_t n = 0;
+	size_t n = 0, i;
 
 	pthread_mutex_lock(&pool->lock);
 	expire(pool);
-	for (size_t i = 0; i < pool->n_bufs && n < 16; i++)
+	/* Sixteen at a time, from where the last pass stopped. */
+	i = pool->bg_scan;
+	for (size_t seen = 0; seen < pool->n_bufs && n < 16; seen++, i++) {
+		if (i >= pool->n_bufs)
+			i = 0;
 		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].counted)
 			c[n++] = (typeof(c[0])){ pool->bufs[i].fd, pool->bufs[i].ino,
 						 pool->bufs[i].outs, 0, 0 };
+	}
+	pool->bg_scan = i;
 	pthread_mutex_unlock(&pool->lock);
 	for (size_t k = 0; k < n; k++)
 		c[k].refs = file_refs_ino(c[k].fd, &c[k].seen);
 	pthread_mutex_lock(&pool->lock);
 	for (size_t k = 0; k < n; k++) {
-		if (n && !c[k].seen) {
+		if (c[k].refs < 0)
+			continue; /* unread (out of fds or memory): next pass */
+		if (!c[k].seen) {
 			reclaim(pool, 0, 16, false); /* no inode in fdinfo */
 			break;
 		}
 		if (c[k].refs != 1 || c[k].seen != c[k].ino)
 			continue;
-		for (size_t i = 0; i < pool->n_bufs; i++) {
+		for (i = 0; i < pool->n_bufs; i++) {
 			struct pool_buf *b = &pool->bufs[i];
 
-			if (b->fd != c[k].fd || b->ino != c[k].ino || b->state != BUF_OUT ||
-			    b->outs != c[k].outs)
-				continue;
-			if (!room_for(pool, b->size) || hint_full(pool, b->size)) {
-				drop(pool, i, true);
-			} else {
-				b->state = BUF_DIRTY;
-				account(pool, (long long)b->size);
-				pool->stats[ION_POOL_STAT_RECLAIMS]++;
+			if (b->fd == c[k].fd && b->ino == c[k].ino && b->state == BUF_OUT &&
+			    b->outs == c[k].outs) {
+				found_free(pool, i);
+				break;
 			}
-			break;
 		}
 	}
 	pthread_mutex_unlock(&pool->lock);
@@ -504,12 +588,15 @@ static void *refill_thread(void *arg);
 
 static void wake(struct ion_pools *all)
 {
+	int fd = atomic_load_explicit(&all->wake_fd, memory_order_acquire);
 	uint64_t one = 1;
 
 	/* A full counter wakes the thread all the same: no error to mind. */
-	if (all->wake_fd >= 0)
-		(void)!write(all->wake_fd, &one, sizeof(one));
+	if (fd >= 0)
+		(void)!write(fd, &one, sizeof(one));
 }
+
+static int open_psi(struct ion_ctx *ctx);
 
 /* Called with the context's pools lock held. */
 static int start_thread(struct ion_ctx *ctx)
@@ -518,13 +605,19 @@ static int start_thread(struct ion_ctx *ctx)
 	sigset_t every, old;
 	int r;
 
-	if (all->running)
+	if (atomic_load_explicit(&all->running, memory_order_relaxed))
 		return 0;
-	if (all->wake_fd < 0) {
-		all->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (all->wake_fd < 0)
+	if (atomic_load_explicit(&all->wake_fd, memory_order_relaxed) < 0) {
+		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+		if (fd < 0)
 			return neg_errno();
+		atomic_store_explicit(&all->wake_fd, fd, memory_order_release);
 	}
+	/* Kept in the context, not the thread: a forked child, which has no
+	 * thread, closes it with the context's other fds. */
+	if (all->psi_fd < 0)
+		all->psi_fd = open_psi(ctx);
 	all->stop = false;
 	/* The library's thread takes none of the program's signals. */
 	sigfillset(&every);
@@ -532,11 +625,12 @@ static int start_thread(struct ion_ctx *ctx)
 	r = -pthread_create(&all->thread, NULL, refill_thread, ctx);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
-		all->running = true;
+		atomic_store_explicit(&all->running, true, memory_order_release);
 	return r;
 }
 
-/* The number of buffers of class size the pool holds ready or dirty. */
+/* The number of buffers of class size the pool holds ready or dirty:
+ * what it holds of the class, for a heap pool's hinted count. */
 static size_t ready(const struct ion_pool *pool, size_t size)
 {
 	size_t n = 0;
@@ -547,12 +641,25 @@ static size_t ready(const struct ion_pool *pool, size_t size)
 	return n;
 }
 
+/* The number of buffers of class size clean, which a get may hand out at
+ * once: what the watermark and the refill count, so that buffers waiting
+ * for the thread to zero them are no reason to let a get wait. */
+static size_t clean(const struct ion_pool *pool, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_FREE)
+			n++;
+	return n;
+}
+
 /* Called with the lock held: whether a hinted class fell to half. */
 static bool below_watermark(const struct ion_pool *pool, size_t size)
 {
 	for (size_t h = 0; h < pool->n_hints; h++)
-		if (size_class(pool->hints[h].size) == size)
-			return ready(pool, size) <= pool->hints[h].count / 2;
+		if (class_of(pool, pool->hints[h].size) == size)
+			return clean(pool, size) <= pool->hints[h].count / 2;
 	return false;
 }
 
@@ -572,8 +679,8 @@ static int fill(struct ion_pool *pool, bool only_low)
 		return 0;
 	}
 	for (size_t h = 0; h < pool->n_hints; h++) {
-		size_t size = size_class(pool->hints[h].size);
-		size_t have = ready(pool, size), want = pool->hints[h].count;
+		size_t size = class_of(pool, pool->hints[h].size);
+		size_t have = clean(pool, size), want = pool->hints[h].count;
 
 		if (!size || have >= want || (only_low && have > want / 2))
 			continue;
@@ -633,6 +740,16 @@ static int trim_pool(struct ion_pool *pool, unsigned long long keep)
 	int released = 0;
 
 	pthread_mutex_lock(&pool->lock);
+	/* First what its holders closed: its anchor alone still pins it. */
+	for (size_t i = 0; i < pool->n_bufs; i++) {
+		struct pool_buf *b = &pool->bufs[i];
+
+		if (b->state == BUF_OUT && b->counted && file_refs(b->fd) == 1 &&
+		    !found_free(pool, i)) {
+			released++;
+			i--; /* the last entry moved here */
+		}
+	}
 	for (size_t i = 0; i < pool->n_bufs && pool->held > keep; i++)
 		if (pool->bufs[i].state == BUF_FREE || pool->bufs[i].state == BUF_DIRTY) {
 			drop(pool, i--, true);
@@ -642,47 +759,91 @@ static int trim_pool(struct ion_pool *pool, unsigned long long keep)
 	return released;
 }
 
+/* After memory pressure made the thread trim a pool, it refills none of
+ * it for this long: the trim gave that memory back to a system short of
+ * it, and the next tick would take it all again. */
+#define PRESSURE_BACKOFF_NS (10 * 1000000000ull)
+
+/* The thread's work on one pool, without the context's pools lock. */
+static void tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure)
+{
+	bool background;
+
+	if (pressure) {
+		int n = trim_pool(pool, 0);
+
+		pthread_mutex_lock(&pool->lock);
+		pool->refill_after_ns = now_ns() + PRESSURE_BACKOFF_NS;
+		pthread_mutex_unlock(&pool->lock);
+		if (n)
+			ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
+		return;
+	}
+	pthread_mutex_lock(&pool->lock);
+	background = pool->background;
+	pthread_mutex_unlock(&pool->lock);
+	if (!background)
+		return;
+	reclaim_unlocked(pool);
+	scrub_unlocked(pool);
+	fill(pool, true);
+}
+
 static void *refill_thread(void *arg)
 {
 	struct ion_ctx *ctx = arg;
 	struct ion_pools *all = &ctx->pools;
-	int psi = open_psi(ctx);
+	/* Both set before the thread starts, closed after it ends. */
+	int wake_fd = atomic_load_explicit(&all->wake_fd, memory_order_relaxed);
+	int psi = all->psi_fd;
 
 	for (;;) {
 		struct pollfd fds[2] = {
-			{ .fd = all->wake_fd, .events = POLLIN },
+			{ .fd = wake_fd, .events = POLLIN },
 			{ .fd = psi, .events = POLLPRI },
 		};
 		uint64_t count;
+		size_t n = 0;
 		bool pressure;
 
 		poll(fds, psi >= 0 ? 2 : 1, 100);
-		if (fds[0].revents & POLLIN && read(all->wake_fd, &count, sizeof(count)) < 0)
+		if (fds[0].revents & POLLIN && read(wake_fd, &count, sizeof(count)) < 0)
 			count = 0;
 		pressure = psi >= 0 && (fds[1].revents & POLLPRI);
+		/*
+		 * The pools, each pinned, then the work without the lock: a
+		 * refill's allocation can take seconds on CMA, and fork(),
+		 * ion_pool_new() and a pool's end take this lock.  A pool's
+		 * end waits for its pin (unlink_pool()).
+		 */
 		pthread_mutex_lock(&all->lock);
 		if (all->stop) {
 			pthread_mutex_unlock(&all->lock);
 			break;
 		}
 		for (struct ion_pool *p = all->list; p; p = p->next) {
-			if (pressure) {
-				int n = trim_pool(p, 0);
+			if (n == all->snap_cap) {
+				size_t more = n ? 2 * n : 16;
+				struct ion_pool **grown = realloc(all->snap, more * sizeof(*grown));
 
-				if (n)
-					ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
-				continue;
+				if (!grown)
+					break; /* these now, the others next time */
+				all->snap = grown;
+				all->snap_cap = more;
 			}
-			if (!p->background)
-				continue;
-			reclaim_unlocked(p);
-			scrub_unlocked(p);
-			fill(p, true);
+			all->snap[n++] = p;
+			p->pins++;
 		}
 		pthread_mutex_unlock(&all->lock);
+		for (size_t k = 0; k < n; k++)
+			tend(ctx, all->snap[k], pressure);
+		pthread_mutex_lock(&all->lock);
+		for (size_t k = 0; k < n; k++)
+			all->snap[k]->pins--;
+		if (n)
+			pthread_cond_broadcast(&all->unpinned);
+		pthread_mutex_unlock(&all->lock);
 	}
-	if (psi >= 0)
-		close(psi);
 	return NULL;
 }
 
@@ -712,15 +873,22 @@ void ion_pools_fork_parent(void)
 void ion_pools_fork_child(void)
 {
 	for (struct ion_pools *all = all_pools; all; all = all->next) {
+		int wake_fd = atomic_exchange_explicit(&all->wake_fd, -1, memory_order_relaxed);
+
 		for (struct ion_pool *p = all->list; p; p = p->next) {
 			while (p->n_bufs)
 				drop(p, p->n_bufs - 1, false);
+			p->pins = 0; /* the parent's thread's */
 			pthread_mutex_unlock(&p->lock);
 		}
-		if (all->wake_fd >= 0)
-			close(all->wake_fd);
-		all->wake_fd = -1;
-		all->running = false;
+		if (wake_fd >= 0)
+			close(wake_fd);
+		if (all->psi_fd >= 0)
+			close(all->psi_fd);
+		all->psi_fd = -1;
+		/* A thread of the parent may have waited on it. */
+		pthread_cond_init(&all->unpinned, NULL);
+		atomic_store_explicit(&all->running, false, memory_order_relaxed);
 		pthread_mutex_unlock(&all->lock);
 	}
 	pthread_mutex_unlock(&all_lock);
@@ -733,7 +901,13 @@ void ion_pools_init(struct ion_pools *pools)
 	ion_fork_handlers_register();
 	pthread_mutex_init(&pools->lock, NULL);
 	atomic_init(&pools->held, 0);
-	pools->wake_fd = -1;
+	atomic_init(&pools->limit, 0);
+	atomic_init(&pools->running, false);
+	atomic_init(&pools->wake_fd, -1);
+	pools->psi_fd = -1;
+	pthread_cond_init(&pools->unpinned, NULL);
+	pools->snap = NULL;
+	pools->snap_cap = 0;
 	pthread_mutex_lock(&all_lock);
 	pools->next = all_pools;
 	all_pools = pools;
@@ -745,6 +919,7 @@ static void pool_free(struct ion_pool *pool);
 void ion_pools_fini(struct ion_pools *pools)
 {
 	bool joined;
+	int wake_fd;
 
 	pthread_mutex_lock(&all_lock);
 	for (struct ion_pools **p = &all_pools; *p; p = &(*p)->next)
@@ -755,8 +930,7 @@ void ion_pools_fini(struct ion_pools *pools)
 	pthread_mutex_unlock(&all_lock);
 	pthread_mutex_lock(&pools->lock);
 	pools->stop = true;
-	joined = pools->running;
-	pools->running = false;
+	joined = atomic_exchange_explicit(&pools->running, false, memory_order_acq_rel);
 	wake(pools);
 	pthread_mutex_unlock(&pools->lock);
 	if (joined)
@@ -774,8 +948,13 @@ void ion_pools_fini(struct ion_pools *pools)
 			break;
 		pool_free(heap_pool);
 	}
-	if (pools->wake_fd >= 0)
-		close(pools->wake_fd);
+	wake_fd = atomic_load_explicit(&pools->wake_fd, memory_order_relaxed);
+	if (wake_fd >= 0)
+		close(wake_fd);
+	if (pools->psi_fd >= 0)
+		close(pools->psi_fd);
+	free(pools->snap);
+	pthread_cond_destroy(&pools->unpinned);
 	pthread_mutex_destroy(&pools->lock);
 }
 
@@ -791,6 +970,9 @@ static void unlink_pool(struct ion_pool *pool)
 			*p = pool->next;
 			break;
 		}
+	/* Off the list, but the refill thread may still work on it. */
+	while (pool->pins)
+		pthread_cond_wait(&all->unpinned, &all->lock);
 	pthread_mutex_unlock(&all->lock);
 }
 
@@ -833,10 +1015,11 @@ static int set_hints(struct ion_pool *pool, const struct ion_pool_hint *hints, s
 }
 
 static int pool_create(struct ion_ctx *ctx, struct ion_solution *solution,
-		       bool heap_pool, struct ion_pool **ret)
+		       bool heap_pool, bool background, struct ion_pool **ret)
 {
 	struct ion_pools *all = &ctx->pools;
 	struct ion_pool *pool = calloc(1, sizeof(*pool));
+	const struct ion_heap *heap;
 
 	if (!pool)
 		return -ENOMEM;
@@ -846,6 +1029,10 @@ static int pool_create(struct ion_ctx *ctx, struct ion_solution *solution,
 	pool->heap_pool = heap_pool;
 	pool->solution = ion_solution_ref(solution);
 	pool->zero = true;
+	heap = ion_solution_get_heap(solution, 0);
+	pool->alloc_slow = heap && (heap->props & ION_HEAP_PROP_CONTIGUOUS);
+	/* Set before the pool is listed: the thread reads it from then on. */
+	pool->background = background;
 	pthread_mutex_lock(&all->lock);
 	pool->next = all->list;
 	all->list = pool;
@@ -863,7 +1050,7 @@ ION_EXPORT int ion_pool_new(struct ion_solution *solution, struct ion_pool **ret
 
 	if (!solution || !ret_pool)
 		return -EINVAL;
-	r = pool_create(ion_solution_ctx(solution), solution, false, &pool);
+	r = pool_create(ion_solution_ctx(solution), solution, false, false, &pool);
 	if (r < 0)
 		return r;
 	/* The first device of the solution that a board gives a Pool hint. */
@@ -889,7 +1076,7 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	if (!heap->n_pool_hints)
 		return NULL;
 	for (size_t h = 0; h < heap->n_pool_hints && !hinted; h++)
-		hinted = size_class(heap->pool_hints[h].size) == len;
+		hinted = page_round(heap->pool_hints[h].size) == len;
 	/* A heap is immutable but for this slot, set once. */
 	slot = (_Atomic(struct ion_pool *) *)&heap->pools[flags & 3];
 	pool = atomic_load_explicit(slot, memory_order_acquire);
@@ -898,7 +1085,7 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	/* Made at the heap's first use, whatever the size, so that the
 	 * hinted sizes are ready by the time they are asked for. */
 	if (ion_solution_for_heap(ctx, heap, flags, &solution) < 0 ||
-	    pool_create(ctx, solution, true, &pool) < 0 ||
+	    pool_create(ctx, solution, true, true, &pool) < 0 ||
 	    set_hints(pool, heap->pool_hints, heap->n_pool_hints) < 0) {
 		if (pool)
 			pool_free(pool);
@@ -906,7 +1093,6 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 		return NULL;
 	}
 	ion_solution_unref(solution);
-	pool->background = true;
 	if (!atomic_compare_exchange_strong_explicit(slot, &expected, pool,
 						     memory_order_acq_rel, memory_order_acquire)) {
 		pool_free(pool); /* another thread made it first */
@@ -937,14 +1123,14 @@ ION_EXPORT struct ion_pool *ion_pool_unref(struct ion_pool *pool)
 }
 
 /*
- * Called with the lock held, when no buffer of the class is clean: zeroes
- * a dirty one here, without the lock (a kernel allocation would zero just
- * as much, and a pool whose thread lags must not grow instead).  Its
- * index once clean, or -1.
+ * Called with the lock held, when no buffer of the class is clean and no
+ * thread zeroes them (or the heap allocates slower than a memset): zeroes
+ * a dirty one here, without the lock.  Its index once clean, or -1.
  */
 static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 {
 	struct pool_buf copy;
+	bool zero = pool->zero;
 	ssize_t i;
 	int r;
 
@@ -956,7 +1142,7 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 	pool->bufs[i].state = BUF_SCRUB;
 	copy = pool->bufs[i];
 	pthread_mutex_unlock(&pool->lock);
-	r = scrub(&copy, pool->zero);
+	r = scrub(&copy, zero);
 	pthread_mutex_lock(&pool->lock);
 	/* Found again by its anchor: other buffers may have moved. */
 	for (i = 0; i < (ssize_t)pool->n_bufs; i++)
@@ -970,6 +1156,33 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 	}
 	pool->bufs[i].state = BUF_FREE;
 	return i;
+}
+
+/*
+ * Called with the lock held, when no buffer of class size is clean:
+ * whether a get leaves the zeroing to the refill thread and allocates.
+ * Yes while the thread runs and keeps up, unless the heap allocates
+ * slower than a memset (contiguous: CMA migrates pages) or there is
+ * nothing to zero (zeroing off: only CPU access to end).  The thread
+ * lags once as many buffers of the class wait for it as the hint keeps
+ * ready (two at least): a get then zeroes one itself, or a pool whose
+ * thread lags would grow by a buffer a get.
+ */
+static bool leave_to_thread(const struct ion_pool *pool, size_t size)
+{
+	size_t waiting = 0, lag = 2;
+
+	if (!pool->background || !pool->zero || pool->alloc_slow ||
+	    !atomic_load_explicit(&pool->ctx->pools.running, memory_order_acquire))
+		return false;
+	for (size_t h = 0; h < pool->n_hints; h++)
+		if (class_of(pool, pool->hints[h].size) == size && pool->hints[h].count > lag)
+			lag = pool->hints[h].count;
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].size == size &&
+		    (pool->bufs[i].state == BUF_DIRTY || pool->bufs[i].state == BUF_SCRUB))
+			waiting++;
+	return waiting < lag;
 }
 
 /* Called with the lock held: hands out buffer i (free); its fd for the
@@ -993,6 +1206,8 @@ static int hand_out(struct ion_pool *pool, size_t i)
 	}
 	b->state = BUF_OUT;
 	b->outs++;
+	b->recheck_ns = 0; /* a new holder: looked at from the next get on */
+	b->held_seen = 0;
 	account(pool, -(long long)b->size);
 	pool->stats[ION_POOL_STAT_HITS]++;
 	/* A heap's pool has no put: what it cannot count, it forgets. */
@@ -1007,21 +1222,26 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	size_t size;
 	ssize_t i;
 	int fd, out, r;
-	bool low, counted;
+	bool low, counted, thread_zeroes = false;
 
 	if (!pool || !ret_fd)
 		return -EINVAL;
-	size = size_class(len);
+	size = class_of(pool, len);
 	if (!size)
 		return -EINVAL;
 	pthread_mutex_lock(&pool->lock);
 	expire(pool);
 	i = find_free(pool, size);
-	if (i < 0) {
+	/*
+	 * No clean buffer: with the refill thread at work, the get allocates
+	 * and leaves it to the thread to read the counts and zero what came
+	 * back, off the hot path (a memset of 8 MiB is a millisecond and
+	 * more).  Else it takes back and zeroes a buffer of the class itself.
+	 */
+	if (i < 0 && !(thread_zeroes = leave_to_thread(pool, size))) {
+		i = scrub_one(pool, size);
 		/* Before asking the kernel: buffers of the class free again. */
-		reclaim(pool, size, 8, false);
-		i = find_free(pool, size);
-		if (i < 0)
+		if (i < 0 && reclaim(pool, size, 8, true))
 			i = scrub_one(pool, size);
 	}
 	if (i >= 0) {
@@ -1040,6 +1260,8 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	}
 	pool->stats[ION_POOL_STAT_MISSES]++;
 	pthread_mutex_unlock(&pool->lock);
+	if (thread_zeroes)
+		wake(&pool->ctx->pools); /* what came back, zeroed for the next */
 
 	r = ion_solution_alloc_len(pool->solution, size, &fd, &heap);
 	if (r < 0)
@@ -1081,7 +1303,8 @@ static void take_back(struct ion_pool *pool, size_t i)
 	}
 	pool->bufs[i].state = BUF_DIRTY;
 	account(pool, (long long)pool->bufs[i].size);
-	if (!pool->background || !pool->ctx->pools.running) {
+	if (!pool->background ||
+	    !atomic_load_explicit(&pool->ctx->pools.running, memory_order_acquire)) {
 		if (scrub(&pool->bufs[i], pool->zero) < 0) {
 			drop(pool, i, false);
 		} else {
@@ -1273,7 +1496,7 @@ ION_EXPORT int ion_ctx_set_pool_limit(struct ion_ctx *ctx, unsigned long long by
 		return -EINVAL;
 	all = &ctx->pools;
 	pthread_mutex_lock(&all->lock);
-	all->limit = bytes;
+	atomic_store_explicit(&all->limit, bytes, memory_order_relaxed);
 	/* A lower limit holds at once: pools give up idle buffers, in turn,
 	 * until all of them together are within it. */
 	for (struct ion_pool *p = all->list; bytes && p; p = p->next) {

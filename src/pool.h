@@ -22,12 +22,21 @@ struct ion_pools {
 	pthread_mutex_t lock;		/* the list, the heap pools, the thread */
 	struct ion_pool *list;		/* every pool of the context, heap pools too */
 	atomic_ullong held;		/* bytes all pools hold */
-	unsigned long long limit;	/* 0: none */
-	/* The background thread: started by the first pool that wants it. */
-	bool running;
+	atomic_ullong limit;		/* 0: none; read under a pool's lock alone */
+	/* The background thread: started by the first pool that wants it.
+	 * running is set under the lock, read under a pool's lock alone. */
+	atomic_bool running;
 	bool stop;
 	pthread_t thread;
-	int wake_fd;			/* an eventfd, or -1 */
+	atomic_int wake_fd;		/* an eventfd, or -1 */
+	int psi_fd;			/* the thread's memory pressure trigger, or -1 */
+	/* The thread works on a pinned snapshot of the list, without the
+	 * lock; a pool's end waits here until its pins are gone.  The
+	 * snapshot's array is the thread's (the context's, so that a forked
+	 * child, which has no thread, still reaches it). */
+	pthread_cond_t unpinned;
+	struct ion_pool **snap;
+	size_t snap_cap;
 	struct ion_pools *next;		/* every context's, for fork() */
 };
 

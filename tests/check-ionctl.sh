@@ -137,6 +137,15 @@ expect 0 "bench --solve --json" -- bench --solve --devices 16 --rounds 1 --json 
 	                               type(d["alloc_ratio"]) in (int, float) and d["alloc_ratio"] > 0))' \
 		"bench --solve --json: context_ns, solve_ns for 1, 4 and 16 devices, alloc_ratio"
 
+expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --sizes 4K --rounds 3 \
+	--stream-seconds 1 --json &&
+	json '(len(d["rows"]) == 1 and set(d["stream"]) >= {"heap", "size", "stream_p50_ns",
+	      "stream_p99_ns", "stream_hits", "stream_misses", "raw_p50_ns", "raw_paced_p50_ns",
+	      "raw_paced_p99_ns"} and d["stream"]["heap"] == "'"$heap"'" and
+	      0 < d["stream"]["stream_p50_ns"] <= d["stream"]["stream_p99_ns"] and
+	      d["stream"]["stream_hits"] + d["stream"]["stream_misses"] == 60)' \
+		"bench --pool --json: the stream's p50, p99, hits and misses"
+
 # ---- devices, solve, check
 expect 0 "devices --json" -- devices --json && json 'isinstance(d, list)' "devices --json is a list"
 # A device that does not exist: -ENODEV, said with the path asked for
@@ -176,6 +185,12 @@ expect 0 "check of 17 folders" -- check $paths &&
 	has err "more than 16 folders: $tmp/layer17 and every one after it are not read" \
 		"check says the 17th folder is not read"
 expect 0 "pool on $heap" -- pool --heap "$heap" --hints 2x64K --cycle 64K --count 4
+expect 0 "pool --json" -- pool --heap "$heap" --hints 2x64K --cycle 64K --count 4 --json &&
+	json '(set(d) >= {"pool", "hits", "misses", "bytes_held", "high_water", "buffers_out",
+	      "refills", "reclaims", "trims", "board_pools"} and d["pool"] == "'"$heap"'" and
+	      d["refills"] == 2 and d["hits"] + d["misses"] == 4 and d["buffers_out"] == 0 and
+	      isinstance(d["board_pools"], list))' \
+		"pool --json: every statistic, and the board pools"
 
 echo "$((checks - failures)) passed, $failures failed"
 [ "$failures" = 0 ]

@@ -168,10 +168,11 @@ static int measure(struct ion_solution *sol, struct raw_alloc *raw, size_t size,
 /*
  * The stream: 60 x 8 MiB a second for seconds s, four held at a time,
  * from a pool with background refill, or (raw) by the raw call paced the
- * same way, which wakes from each sleep as cold as the pool does.
+ * same way, which wakes from each sleep as cold as the pool does.  The
+ * pool's hits and misses in *stats (raw: left alone).
  */
 static int stream(struct ion_solution *sol, struct raw_alloc *raw, unsigned int seconds,
-		  double *p50, double *p99)
+		  double *p50, double *p99, unsigned long long stats[2])
 {
 	const double period = 1e9 / 60;
 	struct series s = { 0 };
@@ -217,6 +218,10 @@ static int stream(struct ion_solution *sol, struct raw_alloc *raw, unsigned int 
 	if (r == 0) {
 		*p50 = pct(&s, 50);
 		*p99 = pct(&s, 99);
+	}
+	if (r == 0 && pool) {
+		stats[0] = ion_pool_get_stat(pool, ION_POOL_STAT_HITS);
+		stats[1] = ion_pool_get_stat(pool, ION_POOL_STAT_MISSES);
 	}
 	series_free(&s);
 	ion_pool_unref(pool);
@@ -370,11 +375,13 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 					if (row.error == 0)
 						row.error = add(&s, ionctl_now_ns() - t0);
 				}
-				if (json && row.error == 0)
-					printf(",\n  {\"heap\": \"ion_system_heap\", \"size\": %zu, "
+				if (json && row.error == 0) {
+					printf("%s\n  {\"heap\": \"ion_system_heap\", \"size\": %zu, "
 					       "\"raw_call\": \"ion-ioctl\", \"raw_p50_ns\": %.0f, "
-					       "\"raw_p99_ns\": %.0f}", sizes[k], pct(&s, 50), pct(&s, 99));
-				else if (row.error == 0)
+					       "\"raw_p99_ns\": %.0f}", first ? "" : ",", sizes[k],
+					       pct(&s, 50), pct(&s, 99));
+					first = 0;
+				} else if (row.error == 0)
 					printf("%-16s %6zuK %10.0f %9.0f   (ION's kernel pool, raw ION_IOC_ALLOC)\n",
 					       "ion_system_heap", sizes[k] >> 10, pct(&s, 50), pct(&s, 99));
 				series_free(&s);
@@ -384,16 +391,17 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 	}
 	if (stream_s) {
 		double p50 = 0, p99 = 0, raw50 = 0, paced50 = 0, paced99 = 0;
+		unsigned long long stats[2] = { 0, 0 };
 		const struct ion_heap *h = stream_heap(ctx, only);
 		struct ion_solution *sol = NULL;
 		struct raw_alloc raw;
 		int r = h ? solve_heap(ctx, h, 8u << 20, &sol) : -ENODEV;
 
 		if (r == 0)
-			r = stream(sol, NULL, stream_s, &p50, &p99);
+			r = stream(sol, NULL, stream_s, &p50, &p99, stats);
 		if (r == 0 && (raw_alloc_init(&raw, h, 1) == 0 || raw_alloc_init(&raw, h, 0) == 0)) {
 			raw50 = raw_p50(h, 8u << 20);
-			r = stream(sol, &raw, stream_s, &paced50, &paced99);
+			r = stream(sol, &raw, stream_s, &paced50, &paced99, NULL);
 			raw_alloc_fini(&raw);
 		}
 		ion_solution_unref(sol);
@@ -404,13 +412,16 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 			       h ? ion_heap_get_name(h) : "", 8u << 20, strerror(-r));
 		else if (json)
 			printf("],\n \"stream\": {\"heap\": \"%s\", \"size\": %u, \"stream_p50_ns\": %.0f, "
-			       "\"stream_p99_ns\": %.0f, \"raw_p50_ns\": %.0f, \"raw_paced_p50_ns\": %.0f, "
-			       "\"raw_paced_p99_ns\": %.0f}}\n",
-			       h ? ion_heap_get_name(h) : "", 8u << 20, p50, p99, raw50, paced50, paced99);
+			       "\"stream_p99_ns\": %.0f, \"stream_hits\": %llu, \"stream_misses\": %llu, "
+			       "\"raw_p50_ns\": %.0f, \"raw_paced_p50_ns\": %.0f, \"raw_paced_p99_ns\": %.0f}}\n",
+			       h ? ion_heap_get_name(h) : "", 8u << 20, p50, p99, stats[0], stats[1], raw50,
+			       paced50, paced99);
 		else if (r == 0)
 			printf("stream, %s, 60 x 8M/s for %u s, 4 held: get p50 %.0f ns, p99 %.0f ns "
-			       "(p99/p50 %.2f); raw call p50 %.0f ns, paced alike p50 %.0f p99 %.0f ns\n",
-			       ion_heap_get_name(h), stream_s, p50, p99, p99 / p50, raw50, paced50, paced99);
+			       "(p99/p50 %.2f), %llu hits, %llu misses; raw call p50 %.0f ns, "
+			       "paced alike p50 %.0f p99 %.0f ns\n",
+			       ion_heap_get_name(h), stream_s, p50, p99, p99 / p50, stats[0], stats[1],
+			       raw50, paced50, paced99);
 		else
 			printf("stream: failed: %s\n", strerror(-r));
 	} else if (json) {

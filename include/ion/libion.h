@@ -722,8 +722,11 @@ int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags);
  * Hints: how many buffers of which sizes to keep ready, as in heaps.d
  * ("8x1M 4x8M").  ion_pool_prefill() allocates up to them now; with
  * background refill on, the context's thread keeps each class at its
- * count, refilling when it falls to half; a refill that finds the heap
- * out of memory leaves it alone for a second before trying again.
+ * count of clean buffers, refilling when it falls to half, and zeroes
+ * what comes back, so that a get finding none clean allocates rather
+ * than zero one itself (but on a contiguous heap, or once the thread
+ * lags); a refill that finds the heap out of memory leaves it alone for
+ * a second before trying again.
  * Errors: -EINVAL with a malformed hint; -ENOMEM.  Since: 1.0
  */
 int ion_pool_set_hints(struct ion_pool *pool, const char *hints);
@@ -747,7 +750,8 @@ unsigned long long ion_pool_get_stat(const struct ion_pool *pool, enum ion_pool_
 /*
  * The most bytes all pools of the context hold together (0: no limit).
  * Where the kernel offers PSI (/proc/pressure/memory), the context's
- * thread also trims every pool when memory runs short.  Since: 1.0
+ * thread also trims every pool when memory runs short, and then refills
+ * none for 10 seconds (ion_pool_prefill() still fills).  Since: 1.0
  */
 int ion_ctx_set_pool_limit(struct ion_ctx *ctx, unsigned long long bytes);
 /* Trims every pool of the context to nothing; returns the buffers

@@ -838,6 +838,91 @@ static void test_closed_buffer(void **pstate)
 	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
 }
 
+#define HELD 20
+
+/*
+ * Buffers simply closed come back though many are held: 20 held (more
+ * than a get's reclaim reads counts of, and than the refill thread reads
+ * at once), then gets whose buffers are closed.  Were only the first few
+ * buffers out ever looked at, every one of these gets would allocate and
+ * the closed buffers stay pinned by the pool's anchors: a pool leaking a
+ * buffer a frame (a board's pool that Android's callers, who only close,
+ * keep many buffers of).
+ */
+static void test_closed_behind_held(void **pstate)
+{
+	struct state *s = *pstate;
+	unsigned long long hits, misses, out;
+	int held[HELD];
+
+	skip_unless_counted(s);
+	for (int i = 0; i < HELD; i++)
+		held[i] = get(s, KiB(64));
+	for (int i = 0; i < 50; i++)
+		close(get(s, KiB(64)));
+	hits = stat_of(s->pool, ION_POOL_STAT_HITS);
+	misses = stat_of(s->pool, ION_POOL_STAT_MISSES) - HELD;
+	out = stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT);
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+	print_message("%s: %d held, then 50 closed: %llu hits, %llu misses, %llu out\n",
+		      s->heap, HELD, hits, misses, out);
+	assert_true(hits > misses);
+	assert_true(out <= HELD + misses);
+}
+
+/* With background refill on: the thread finds the closed one, each time. */
+static void test_closed_behind_held_background(void **pstate)
+{
+	struct state *s = *pstate;
+	bool back = true;
+	int held[HELD], round;
+
+	skip_unless_counted(s);
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	for (int i = 0; i < HELD; i++)
+		held[i] = get(s, KiB(64));
+	for (round = 0; round < 5 && back; round++) {
+		close(get(s, KiB(64)));
+		/* "comes back on its own once nothing holds it" */
+		back = stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, HELD, 10000);
+	}
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	if (!back)
+		print_error("round %d: a buffer closed behind %d held was not taken back\n",
+			    round, HELD);
+	assert_true(back);
+}
+
+/* A trim releases buffers closed while out: only the pool's own fd held
+ * them, so a trim to nothing that kept them would keep their memory. */
+static void test_trim_releases_closed(void **pstate)
+{
+	struct state *s = *pstate;
+	struct buf_id id[3];
+	int fd[3];
+
+	skip_unless_counted(s);
+	for (int i = 0; i < 3; i++) {
+		fd[i] = get(s, KiB(64));
+		id[i] = id_of(fd[i]);
+	}
+	close(fd[0]);
+	close(fd[1]);
+	/* "Releases held buffers until at most keep_bytes remain" */
+	assert_int_equal(ion_pool_trim(s->pool, 0), 2);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
+	assert_int_equal(fds_of(&id[0], 2), 0);
+	/* The one still held stays the pool's: its fd and the anchor. */
+	assert_int_equal(fds_of(&id[2], 1), 2);
+	put(s, fd[2]);
+}
+
 /* memfd: put without VOUCH drops the buffer, put with it recycles it. */
 static void test_memfd_needs_vouch(void **pstate)
 {
@@ -1893,8 +1978,8 @@ static void test_stats_logged(void **pstate)
 	assert_non_null(strstr(stats_logged, "pool done: 1 hits, 1 misses"));
 }
 
-/* A temporary heaps.d folder giving the heap "Pool = 4x1M". */
-static void make_heaps_d(const struct state *s, char dir[64])
+/* A temporary heaps.d folder giving the heap "Pool = hint". */
+static void make_heaps_d_hint(const struct state *s, char dir[64], const char *hint)
 {
 	char path[128];
 	FILE *f;
@@ -1904,11 +1989,17 @@ static void make_heaps_d(const struct state *s, char dir[64])
 	snprintf(path, sizeof(path), "%s/50-pool.conf", dir);
 	f = fopen(path, "we");
 	assert_non_null(f);
-	fprintf(f, "[Heap %s]\nPool = 4x1M\n", s->heap);
+	fprintf(f, "[Heap %s]\nPool = %s\n", s->heap, hint);
 	fclose(f);
 }
 
-static struct ion_ctx *hinted_ctx(const struct state *s, const char *dir)
+static void make_heaps_d(const struct state *s, char dir[64])
+{
+	make_heaps_d_hint(s, dir, "4x1M");
+}
+
+static struct ion_ctx *hinted_ctx_hint(const struct state *s, const char *dir,
+				       const char *hint)
 {
 	const struct ion_heap *h;
 	const char *key, *value, *source;
@@ -1924,12 +2015,17 @@ static struct ion_ctx *hinted_ctx(const struct state *s, const char *dir)
 	for (int i = 0; i < ion_heap_get_attribute_count(h); i++) {
 		assert_int_equal(ion_heap_get_attribute(h, (unsigned int)i, &key, &value, &source), 0);
 		if (strcmp(key, "Pool") == 0) {
-			assert_string_equal(value, "4x1M");
+			assert_string_equal(value, hint);
 			found = true;
 		}
 	}
 	assert_true(found);
 	return ctx;
+}
+
+static struct ion_ctx *hinted_ctx(const struct state *s, const char *dir)
+{
+	return hinted_ctx_hint(s, dir, "4x1M");
 }
 
 static void remove_dir(char *dir)
@@ -1963,21 +2059,26 @@ static void match_size(int fd, void *data)
 /*
  * Waits (up to 10 s: TCG is slow) until the process holds count buffers
  * of this size on dev that were not among old: the pool's own fds of what
- * it prefilled.  No cmocka assertion (the Android case's child uses it).
+ * it prefilled.  A buffer's fd exists before the pool lists it (the
+ * thread checks how the kernel counts it first), so the count must still
+ * be there 100 ms later.  No cmocka assertion (the Android case's child
+ * uses it).
  */
 static bool wait_prefilled(dev_t dev, size_t size, int count, const struct fd_ids *old,
 			   struct size_match *m)
 {
 	uint64_t end = now_ms() + 10000;
+	bool seen = false;
 
 	for (;;) {
 		*m = (struct size_match){ .dev = dev, .size = size, .old = old };
 		each_fd(match_size, m);
-		if (m->count >= count)
+		if (m->count >= count && seen)
 			return true;
+		seen = m->count >= count;
 		if (now_ms() > end)
 			return false;
-		sleep_ms(20);
+		sleep_ms(seen ? 100 : 20);
 	}
 }
 
@@ -2027,6 +2128,53 @@ static void test_heaps_d_pool(void **pstate)
 	if (!prefilled)
 		print_error("the heap pool did not prefill 4 buffers of 1 MiB\n");
 	assert_true(prefilled);
+	assert_true(served);
+}
+
+/*
+ * A hint of a size that is no size class: an NV12 1080p frame, 3110400
+ * bytes.  "every allocation of exactly a hinted size ... is served from
+ * it", and at the size ion_ctx_alloc() gives without a pool, rounded to
+ * pages (3112960), not to the class (3 MiB): the pool prefills buffers of
+ * that size, and the allocations of the frame size are those buffers.
+ */
+static void test_heaps_d_pool_odd_size(void **pstate)
+{
+	struct state *s = *pstate;
+	const size_t frame = 1920 * 1080 * 3 / 2, rounded = 760 * 4096;
+	static struct fd_ids old;
+	struct size_match pooled;
+	struct ion_ctx *ctx;
+	struct buf_id got[2];
+	bool prefilled, served = true;
+	char dir[64];
+	int fd[2], first = -1;
+	dev_t dev;
+
+	make_heaps_d_hint(s, dir, "2x3110400");
+	old.n = 0;
+	each_fd(add_fd_id, &old);
+	ctx = hinted_ctx_hint(s, dir, "2x3110400");
+	assert_int_equal(ion_ctx_alloc(ctx, s->heap, KiB(64), 0, &first), 0);
+	dev = id_of(first).dev;
+	close(first);
+	prefilled = wait_prefilled(dev, rounded, 2, &old, &pooled);
+	for (int i = 0; prefilled && i < 2; i++) {
+		assert_int_equal(ion_ctx_alloc(ctx, s->heap, frame, 0, &fd[i]), 0);
+		assert_int_equal(size_of(fd[i]), rounded);
+		got[i] = id_of(fd[i]);
+		if (!id_in(got[i], pooled.ids, pooled.count) || id_in(got[i], got, i))
+			served = false;
+	}
+	for (int i = 0; prefilled && i < 2; i++)
+		close(fd[i]);
+	ion_ctx_unref(ctx);
+	remove_dir(dir);
+	if (!prefilled)
+		print_error("the heap pool did not prefill 2 buffers of %zu bytes\n", rounded);
+	assert_true(prefilled);
+	if (!served)
+		print_error("allocations of %zu bytes were not served by the pool\n", frame);
 	assert_true(served);
 }
 
@@ -2326,6 +2474,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_held_by_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_held_by_device_import, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_closed_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_behind_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_behind_held_background, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trim_releases_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memfd_needs_vouch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_memfd_closed_is_released, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_zeroing, setup, teardown),
@@ -2351,6 +2502,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_device_pool_hint, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_sizes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heaps_d_pool_odd_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_keeps_only_hinted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_context_freed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_android, setup, teardown),

@@ -1,0 +1,640 @@
+// SPDX-License-Identifier: MIT
+/*
+ * src/pool.c itself, built into this program with what the host cannot
+ * give faked around it: the host has only the memfd heap, whose buffers
+ * the kernel does not count, so here a memfd looks like a dma-buf and its
+ * fdinfo "count" is the number of this process's fds of it (what the
+ * kernel says of a dma-buf that no other process, mapping or device
+ * holds).  Everything else is the production code: the pools' own paths
+ * through the real registry, solver and memfd backend.
+ * tests/integration/test-pool.c checks the same on real kernels.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "src/alloc.h"
+#include "src/util.h"
+
+static pthread_t main_thread;
+
+/* Reads of fail_fd's fdinfo fail; the refill thread's reads with the
+ * pool lock watched held are counted. */
+static atomic_int fail_fd = -1;
+static pthread_mutex_t *_Atomic watched;
+static atomic_int locked_reads;
+
+/* fdinfo: "ino" and "count", the fds of this process on the inode. */
+static int fake_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
+{
+	int fd = atoi(path + strlen("/proc/self/fdinfo/")), n = 0;
+	pthread_mutex_t *lock = atomic_load(&watched);
+	struct stat me, st;
+	struct dirent *e;
+	char *text;
+	DIR *dir;
+
+	(void)max;
+	if (lock && !pthread_equal(pthread_self(), main_thread)) {
+		if (pthread_mutex_trylock(lock) == EBUSY)
+			atomic_fetch_add(&locked_reads, 1);
+		else
+			pthread_mutex_unlock(lock);
+	}
+	if (fd == atomic_load(&fail_fd))
+		return -EMFILE;
+	if (fstat(fd, &me) < 0)
+		return -errno;
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return -errno;
+	while ((e = readdir(dir))) {
+		char p[300];
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(dir))
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		if (stat(p, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino)
+			n++;
+	}
+	closedir(dir);
+	text = malloc(128);
+	if (!text)
+		return -ENOMEM;
+	*ret_len = (size_t)snprintf(text, 128, "pos:\t0\nflags:\t02\nmnt_id:\t1\nino:\t%lu\ncount:\t%d\n",
+				    (unsigned long)me.st_ino, n);
+	*ret_text = text;
+	return 0;
+}
+
+static int fake_fd_kind(int fd)
+{
+	(void)fd;
+	return ION_FD_DMABUF;
+}
+
+/*
+ * The refill thread's allocations stop here while block_allocs is set
+ * (the main thread's go on): a CMA allocation that takes seconds.
+ */
+static atomic_bool block_allocs, alloc_blocked;
+
+static int fake_alloc_len(const struct ion_solution *solution, size_t len, int *ret_fd,
+			  const struct ion_heap **ret_heap)
+{
+	if (!pthread_equal(pthread_self(), main_thread)) {
+		for (int ms = 0; atomic_load(&block_allocs) && ms < 10000; ms++) {
+			struct timespec ts = { 0, 1000000 };
+
+			atomic_store(&alloc_blocked, true);
+			nanosleep(&ts, NULL);
+		}
+		atomic_store(&alloc_blocked, false);
+	}
+	return ion_solution_alloc_len(solution, len, ret_fd, ret_heap);
+}
+
+/* Memory pressure: /proc/pressure/memory is /dev/null, and the thread's
+ * poll() says POLLPRI on it once for each pressure_pending. */
+static atomic_int fake_psi_fd = -1;
+static atomic_bool pressure_pending;
+
+static int fake_open(const char *path, int flags, ...)
+{
+	va_list ap;
+	mode_t mode;
+	int fd;
+
+	if (strstr(path, "/proc/pressure/memory")) {
+		fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		atomic_store(&fake_psi_fd, fd);
+		return fd;
+	}
+	va_start(ap, flags);
+	mode = (mode_t)va_arg(ap, int);
+	va_end(ap);
+	return open(path, flags, mode);
+}
+
+static int fake_poll(struct pollfd *fds, nfds_t n, int timeout)
+{
+	int r = poll(fds, n, timeout);
+
+	if (r >= 0 && n >= 2 && fds[1].fd == atomic_load(&fake_psi_fd) &&
+	    atomic_exchange(&pressure_pending, false)) {
+		fds[1].revents |= POLLPRI;
+		r++;
+	}
+	return r;
+}
+
+#define ion_read_file fake_read_file
+#define ion_fd_kind fake_fd_kind
+#define ion_solution_alloc_len fake_alloc_len
+#define open(...) fake_open(__VA_ARGS__)
+#define poll fake_poll
+#include "src/pool.c"
+#undef ion_read_file
+#undef ion_fd_kind
+#undef ion_solution_alloc_len
+#undef open
+#undef poll
+
+#define KiB(n) ((size_t)(n) << 10)
+
+struct state {
+	struct ion_ctx *ctx;
+	struct ion_solution *sol;
+	struct ion_pool *pool;
+};
+
+static uint64_t now_ms(void)
+{
+	return now_ns() / 1000000u;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static unsigned long long stat_of(const struct ion_pool *pool, enum ion_pool_stat st)
+{
+	return ion_pool_get_stat(pool, st);
+}
+
+/* Polls a statistic for up to ms; true once it equals want. */
+static bool stat_reaches(const struct ion_pool *pool, enum ion_pool_stat st,
+			 unsigned long long want, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (stat_of(pool, st) != want) {
+		if (now_ms() > end)
+			return false;
+		sleep_ms(5);
+	}
+	return true;
+}
+
+static int setup(void **pstate)
+{
+	struct state *s = calloc(1, sizeof(*s));
+	struct ion_alloc_config *config;
+	const struct ion_heap *h;
+
+	assert_non_null(s);
+	main_thread = pthread_self();
+	atomic_store(&block_allocs, false);
+	atomic_store(&pressure_pending, false);
+	atomic_store(&fake_psi_fd, -1);
+	atomic_store(&fail_fd, -1);
+	atomic_store(&watched, NULL);
+	assert_int_equal(ion_ctx_new(NULL, &s->ctx), 0);
+	assert_int_equal(ion_ctx_find_heap(s->ctx, "memfd", &h), 0);
+	/* The fake count sees no mapping: the pool must not look. */
+	atomic_store(&((struct ion_heap *)h)->maps_counted, 1);
+	assert_int_equal(ion_alloc_config_new(&config), 0);
+	assert_int_equal(ion_alloc_config_set_size(config, 4096), 0);
+	assert_int_equal(ion_alloc_config_set_heap(config, "memfd"), 0);
+	assert_int_equal(ion_ctx_solve(s->ctx, config, &s->sol), 0);
+	ion_alloc_config_free(config);
+	assert_int_equal(ion_pool_new(s->sol, &s->pool), 0);
+	*pstate = s;
+	return 0;
+}
+
+static int teardown(void **pstate)
+{
+	struct state *s = *pstate;
+
+	ion_pool_unref(s->pool);
+	ion_solution_unref(s->sol);
+	ion_ctx_unref(s->ctx);
+	free(s);
+	return 0;
+}
+
+static int get(struct state *s, size_t len)
+{
+	int fd = -1;
+
+	assert_int_equal(ion_pool_get(s->pool, len, &fd), 0);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+/* The fds of this process on fd's buffer. */
+static int fds_on(int fd)
+{
+	char path[40];
+	char *text;
+	size_t len;
+	int n = -1;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	assert_int_equal(fake_read_file(path, 4096, &text, &len), 0);
+	sscanf(strstr(text, "count:"), "count: %d", &n);
+	free(text);
+	return n;
+}
+
+#define HELD 20
+
+/*
+ * Buffers simply closed come back though many are held: 20 held (more
+ * than a get's reclaim reads counts of, and than the thread reads at
+ * once), then gets whose buffers are closed.  Were only the first few
+ * buffers out ever looked at, every one of those gets would allocate and
+ * the closed buffers stay pinned by the pool's anchors.
+ */
+static void test_closed_behind_held(void **pstate)
+{
+	struct state *s = *pstate;
+	unsigned long long hits, misses;
+	int held[HELD];
+
+	for (int i = 0; i < HELD; i++)
+		held[i] = get(s, KiB(64));
+	for (int i = 0; i < 50; i++)
+		close(get(s, KiB(64)));
+	hits = stat_of(s->pool, ION_POOL_STAT_HITS);
+	misses = stat_of(s->pool, ION_POOL_STAT_MISSES) - HELD;
+	print_message("%d held: %llu hits, %llu misses, %llu reclaims, %llu out\n", HELD, hits,
+		      misses, stat_of(s->pool, ION_POOL_STAT_RECLAIMS),
+		      stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT));
+	assert_true(hits > misses);
+	assert_true(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT) <= HELD + misses);
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+}
+
+/*
+ * A buffer a get found held, freed since, is the next get's when nothing
+ * else of its class is free ("taken back only once its count says it is
+ * free"), however lately it was found held: buffers found held lately
+ * come after the others, not never.
+ */
+static void test_freed_after_found_held(void **pstate)
+{
+	struct state *s = *pstate;
+	struct stat x, st;
+	int fd, holder, others[2], again;
+
+	fd = get(s, KiB(64));
+	holder = dup(fd);
+	assert_true(holder >= 0);
+	assert_int_equal(fstat(fd, &x), 0);
+	/* Put while held elsewhere: kept aside, read by the next gets. */
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	for (int i = 0; i < 2; i++) {
+		others[i] = get(s, KiB(64));
+		assert_int_equal(fstat(others[i], &st), 0);
+		assert_true(st.st_ino != x.st_ino);
+	}
+	close(holder);
+	again = get(s, KiB(64));
+	assert_int_equal(fstat(again, &st), 0);
+	assert_true(st.st_ino == x.st_ino);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 1);
+	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(ion_pool_put(s->pool, others[i], 0), 0);
+}
+
+/* The same with background refill on: the thread finds the closed ones. */
+static void test_closed_behind_held_background(void **pstate)
+{
+	struct state *s = *pstate;
+	int held[HELD];
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	for (int i = 0; i < HELD; i++)
+		held[i] = get(s, KiB(64));
+	for (int round = 0; round < 5; round++) {
+		unsigned long long reclaims = stat_of(s->pool, ION_POOL_STAT_RECLAIMS);
+
+		close(get(s, KiB(64)));
+		/* Back once its count says free: nothing else out. */
+		if (!stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, HELD, 5000))
+			fail_msg("round %d: the closed buffer was not taken back", round);
+		assert_true(stat_of(s->pool, ION_POOL_STAT_RECLAIMS) > reclaims);
+	}
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/* A trim releases buffers that were closed while out: only the pool's
+ * anchor held them, so a trim to nothing that kept them kept memory. */
+static void test_trim_releases_closed(void **pstate)
+{
+	struct state *s = *pstate;
+	int fd[3], anchor[3];
+
+	for (int i = 0; i < 3; i++) {
+		fd[i] = get(s, KiB(64));
+		anchor[i] = -1;
+	}
+	/* The pool's own fds of them: the ones of the same inode. */
+	for (size_t i = 0; i < s->pool->n_bufs; i++)
+		for (int k = 0; k < 3; k++) {
+			struct stat a, b;
+
+			assert_int_equal(fstat(s->pool->bufs[i].fd, &a), 0);
+			assert_int_equal(fstat(fd[k], &b), 0);
+			if (a.st_ino == b.st_ino)
+				anchor[k] = s->pool->bufs[i].fd;
+		}
+	for (int k = 0; k < 3; k++) {
+		assert_true(anchor[k] >= 0);
+		assert_int_equal(fds_on(anchor[k]), 2);
+	}
+	close(fd[0]);
+	close(fd[1]);
+	assert_int_equal(ion_pool_trim(s->pool, 0), 2);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
+	assert_int_equal(fcntl(anchor[0], F_GETFD), -1);
+	assert_int_equal(fcntl(anchor[1], F_GETFD), -1);
+	assert_int_equal(fds_on(anchor[2]), 2); /* the one still held stays */
+	assert_int_equal(ion_pool_put(s->pool, fd[2], 0), 0);
+}
+
+/* The pool's own fd of fd's buffer. */
+static int anchor_of(struct state *s, int fd)
+{
+	struct stat a, b;
+	int anchor = -1;
+
+	assert_int_equal(fstat(fd, &b), 0);
+	pthread_mutex_lock(&s->pool->lock);
+	for (size_t i = 0; i < s->pool->n_bufs; i++)
+		if (fstat(s->pool->bufs[i].fd, &a) == 0 && a.st_ino == b.st_ino)
+			anchor = s->pool->bufs[i].fd;
+	pthread_mutex_unlock(&s->pool->lock);
+	return anchor;
+}
+
+static bool wait_flag(atomic_bool *flag, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+
+	while (!atomic_load(flag)) {
+		if (now_ms() > end)
+			return false;
+		sleep_ms(1);
+	}
+	return true;
+}
+
+/*
+ * While the refill thread allocates (seconds, on CMA), the context's pools
+ * lock is free: fork() (whose handler takes it), ion_pool_new() and a
+ * pool's end do not wait for the allocation.
+ */
+static void test_refill_off_the_global_lock(void **pstate)
+{
+	struct state *s = *pstate;
+	int busy;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	busy = pthread_mutex_trylock(&s->ctx->pools.lock);
+	if (busy == 0)
+		pthread_mutex_unlock(&s->ctx->pools.lock);
+	atomic_store(&block_allocs, false);
+	assert_int_equal(busy, 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/*
+ * Memory pressure trims every pool, and the thread then leaves the pools
+ * unfilled for a while (10 s): refilled at the next tick, the memory the
+ * trim gave back would be taken again at once.
+ */
+static void test_pressure_backs_off(void **pstate)
+{
+	struct state *s = *pstate;
+	uint64_t after;
+	int fd;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "4x64K"), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 4, 5000));
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, KiB(256), 5000));
+	assert_true(atomic_load(&fake_psi_fd) >= 0);
+	atomic_store(&pressure_pending, true);
+	wake(&s->ctx->pools);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, 0, 5000));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_TRIMS), 4);
+	/* Five ticks and more: nothing refilled. */
+	sleep_ms(500);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 4);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
+	pthread_mutex_lock(&s->pool->lock);
+	after = s->pool->refill_after_ns;
+	pthread_mutex_unlock(&s->pool->lock);
+	assert_true(after > now_ns() + 9000000000ull);
+	/* A get allocates meanwhile, as it would from an empty pool. */
+	fd = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/* A forked child has no refill thread, nor its pressure trigger's fd. */
+static void test_fork_closes_psi(void **pstate)
+{
+	struct state *s = *pstate;
+	uint64_t end = now_ms() + 5000;
+	int psi, status;
+	pid_t pid;
+
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	while ((psi = atomic_load(&fake_psi_fd)) < 0 && now_ms() < end)
+		sleep_ms(1);
+	assert_true(psi >= 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fcntl(psi, F_GETFD) < 0 ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status))
+		print_error("the child still holds the pressure trigger's fd %d\n", psi);
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/*
+ * A count the refill thread cannot read (fdinfo failing: out of fds or
+ * memory) is skipped for that pass; it does not send the thread to read
+ * every count under the pool's lock, which only a kernel whose fdinfo
+ * gives no inode (before 5.14) needs.
+ */
+static void test_unreadable_count(void **pstate)
+{
+	struct state *s = *pstate;
+	int held[HELD];
+
+	for (int i = 0; i < HELD; i++)
+		held[i] = get(s, KiB(64));
+	atomic_store(&fail_fd, anchor_of(s, held[0]));
+	atomic_store(&locked_reads, 0);
+	atomic_store(&watched, &s->pool->lock);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	sleep_ms(500);
+	atomic_store(&watched, NULL);
+	atomic_store(&fail_fd, -1);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	for (int i = 0; i < HELD; i++)
+		close(held[i]);
+	assert_int_equal(atomic_load(&locked_reads), 0);
+}
+
+/*
+ * With the refill thread at work, a get that finds no clean buffer does
+ * not zero a dirty one itself (8 MiB is a millisecond and more on the hot
+ * path): it allocates, and wakes the thread.  Here the thread is held in
+ * an allocation, so that what is put back stays dirty.  A get zeroes one
+ * itself only once the thread lags (as many dirty as the hint keeps
+ * ready, two at least), so that the pool does not grow by a buffer a get,
+ * or where the heap allocates slower than it zeroes (contiguous).
+ */
+static void test_get_leaves_zeroing_to_thread(void **pstate)
+{
+	struct state *s = *pstate;
+	struct stat a, b, c;
+	int fd, again, third, fourth;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	fd = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 1);
+	/* The class is empty, below its watermark: the thread refills. */
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	again = get(s, KiB(64));
+	assert_int_equal(fstat(again, &b), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 1);
+	assert_true(a.st_ino != b.st_ino);
+	/* Two dirty now: the thread lags, the get zeroes one. */
+	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
+	third = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 2);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	assert_int_equal(fstat(third, &c), 0);
+	assert_true(c.st_ino == a.st_ino || c.st_ino == b.st_ino);
+	/* One dirty, but a contiguous heap: zeroed here, not allocated. */
+	pthread_mutex_lock(&s->pool->lock);
+	s->pool->alloc_slow = true;
+	pthread_mutex_unlock(&s->pool->lock);
+	fourth = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 3);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	atomic_store(&block_allocs, false);
+	assert_int_equal(ion_pool_put(s->pool, third, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, fourth, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+struct churn {
+	struct ion_pool *pool;
+	atomic_bool *stop;
+	int failures;
+};
+
+static void *churn_main(void *data)
+{
+	struct churn *c = data;
+
+	while (!atomic_load(c->stop)) {
+		int fd;
+
+		if (ion_pool_get(c->pool, KiB(64), &fd) < 0 || ion_pool_put(c->pool, fd, 0) < 0)
+			c->failures++;
+	}
+	return NULL;
+}
+
+/*
+ * Settings changed while other threads get and put, and the refill
+ * thread starts: what those read under the pool's lock alone (the
+ * context's limit, whether the thread runs, whether to zero) is written
+ * safely (the TSan build's check).
+ */
+static void test_settings_while_busy(void **pstate)
+{
+	struct state *s = *pstate;
+	atomic_bool stop = false;
+	struct churn c[2];
+	pthread_t t[2];
+	struct ion_pool *other;
+
+	assert_int_equal(ion_pool_new(s->sol, &other), 0);
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	for (int i = 0; i < 2; i++) {
+		c[i] = (struct churn){ .pool = s->pool, .stop = &stop };
+		assert_int_equal(pthread_create(&t[i], NULL, churn_main, &c[i]), 0);
+	}
+	for (int round = 0; round < 50; round++) {
+		assert_int_equal(ion_ctx_set_pool_limit(s->ctx, round % 2 ? KiB(640) : 0), 0);
+		assert_int_equal(ion_pool_set_zeroing(s->pool, round % 3 != 0), 0);
+		assert_int_equal(ion_pool_set_background(other, round % 2), 0);
+		sleep_ms(2);
+	}
+	atomic_store(&stop, true);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		assert_int_equal(c[i].failures, 0);
+	}
+	ion_pool_unref(other);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+int main(void)
+{
+	static const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_closed_behind_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_freed_after_found_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_closed_behind_held_background, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_trim_releases_closed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refill_off_the_global_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pressure_backs_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_closes_psi, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unreadable_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
