@@ -202,7 +202,7 @@ static bool align_up(size_t v, size_t a, size_t *ret)
 static int lay_out(struct ion_buffer *b)
 {
 	const struct format *f = b->format;
-	size_t a = ion_alloc_config_max_alignment(b->config), offset = 0;
+	size_t a = ion_alloc_config_max_alignment(b->config, NULL), offset = 0;
 	struct plane planes[3];
 
 	if (a == 0)
@@ -292,6 +292,17 @@ ION_EXPORT int ion_buffer_set_flags(struct ion_buffer *buffer, unsigned int flag
 	return r;
 }
 
+/* Where a setting was made, as the solver's reasons say it: "file:line". */
+static const char *src_text(const struct ion_conf_src *src, char *buf, size_t size)
+{
+	if (!src->file)
+		return "?";
+	if (!src->line)
+		return src->file;
+	snprintf(buf, size, "%s:%u", src->file, src->line);
+	return buf;
+}
+
 /* Called with the lock held: whether the heap chosen, and an image's
  * strides and plane offsets, suit dev too. */
 static int check_fits(struct ion_buffer *b, struct ion_device *dev)
@@ -316,14 +327,15 @@ static int check_fits(struct ion_buffer *b, struct ion_device *dev)
 		r = -EXDEV;
 	}
 	for (unsigned int p = 0; r == 0 && b->format && p < b->format->planes; p++) {
-		size_t a = ion_alloc_config_max_alignment(config);
-		char *reason;
+		struct ion_conf_src src = { 0 };
+		size_t a = ion_alloc_config_max_alignment(config, &src);
+		char *reason, where[512];
 
 		if (a <= 1 || (b->planes[p].stride % a == 0 && b->planes[p].offset % a == 0))
 			continue;
-		if (asprintf(&reason, "%s joins an image laid out already: it needs rows and planes aligned to %zu bytes, and plane %u has stride %u at offset %zu",
+		if (asprintf(&reason, "%s joins an image laid out already: it needs rows and planes aligned to %zu bytes, and plane %u has stride %u at offset %zu (Alignment, %s)",
 			     ion_device_get_name(dev), a, p, b->planes[p].stride,
-			     b->planes[p].offset) < 0)
+			     b->planes[p].offset, src_text(&src, where, sizeof(where))) < 0)
 			reason = NULL;
 		say(b, reason);
 		r = -EXDEV;

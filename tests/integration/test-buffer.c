@@ -671,6 +671,9 @@ static void test_attach_after(void **state)
 	print_message("attach align256 to a 101-pixel image: %s\n", reason);
 	assert_true(contains(reason, "align256 joins an image laid out already"));
 	assert_true(contains(reason, "aligned to 256 bytes, and plane 0 has stride 404"));
+	/* The key, and the file and line that set it. */
+	snprintf(lead, sizeof(lead), "(Alignment, %s:%u)", conf_path, line_of("Alignment = 256"));
+	assert_true(contains(reason, lead));
 	drop_buffer(b);
 	b = NULL;
 	assert_int_equal(ion_buffer_new_image(fx->ctx, formats[0].fourcc, 64, 11, &b), 0);
