@@ -578,15 +578,19 @@ int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
 	return solution->n_heaps ? r : solution->error;
 }
 
-size_t ion_alloc_config_max_alignment(const struct ion_alloc_config *config)
+size_t ion_alloc_config_max_alignment(const struct ion_alloc_config *config,
+				      struct ion_conf_src *ret_src)
 {
 	size_t a = 0;
 
 	for (size_t i = 0; config->set && i < config->set->n; i++) {
 		const struct ion_conf_field *f = &config->set->constraints[i]->props.f[ION_KEY_ALIGNMENT];
 
-		if (f->set && f->v.u > a)
+		if (f->set && f->v.u > a) {
 			a = (size_t)f->v.u;
+			if (ret_src)
+				*ret_src = f->src;
+		}
 	}
 	return a;
 }

@@ -17,8 +17,10 @@ struct ion_solution;
 int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
 			   int *ret_fd, const struct ion_heap **ret_heap);
 /* The largest Alignment the config's devices ask for (0: none): an image
- * buffer's strides and plane offsets follow it. */
-size_t ion_alloc_config_max_alignment(const struct ion_alloc_config *config);
+ * buffer's strides and plane offsets follow it.  Where it is not 0 and
+ * ret_src is not NULL, *ret_src says which setting asked for it. */
+size_t ion_alloc_config_max_alignment(const struct ion_alloc_config *config,
+				      struct ion_conf_src *ret_src);
 /* The context of a solution (no new reference). */
 struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution);
 /* A solution for one heap and cache flags (a heap's own pool). */

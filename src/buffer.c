@@ -186,31 +186,41 @@ static char *why_not(const struct ion_solution *sol, const struct ion_heap *heap
 	return text;
 }
 
-static size_t align_up(size_t v, size_t a)
+/* v rounded up to a multiple of a (not 0); false if that overflows. */
+static bool align_up(size_t v, size_t a, size_t *ret)
 {
-	return (v + a - 1) / a * a;
+	if (__builtin_add_overflow(v, a - 1, ret))
+		return false;
+	*ret = *ret / a * a;
+	return true;
 }
 
 /* Called with the lock held: the image's layout, with the devices' largest
- * Alignment for every stride and plane offset; 0 or -EINVAL. */
+ * Alignment for every stride and plane offset; 0, or -EINVAL for an image
+ * whose size does not fit a size_t (on a 32-bit machine, 65536x16385
+ * XRGB8888 would otherwise wrap to 256 KiB) and nothing laid out. */
 static int lay_out(struct ion_buffer *b)
 {
 	const struct format *f = b->format;
-	size_t a = ion_alloc_config_max_alignment(b->config), offset = 0;
+	size_t a = ion_alloc_config_max_alignment(b->config, NULL), offset = 0;
+	struct plane planes[3];
 
 	if (a == 0)
 		a = 1;
 	for (unsigned int p = 0; p < f->planes; p++) {
 		size_t w = p ? (b->width + f->hsub - 1) / f->hsub : b->width;
 		size_t h = p ? (b->height + f->vsub - 1) / f->vsub : b->height;
-		size_t stride = align_up(w * f->cpp[p], a);
+		size_t stride, bytes;
 
-		if (stride > UINT32_MAX)
+		if (__builtin_mul_overflow(w, f->cpp[p], &stride) || !align_up(stride, a, &stride) ||
+		    stride > UINT32_MAX || !align_up(offset, a, &offset) ||
+		    __builtin_mul_overflow(stride, h, &bytes))
 			return -EINVAL;
-		offset = align_up(offset, a);
-		b->planes[p] = (struct plane){ (unsigned int)stride, offset };
-		offset += stride * h;
+		planes[p] = (struct plane){ (unsigned int)stride, offset };
+		if (__builtin_add_overflow(offset, bytes, &offset))
+			return -EINVAL;
 	}
+	memcpy(b->planes, planes, f->planes * sizeof(planes[0]));
 	b->len = offset;
 	return 0;
 }
@@ -222,8 +232,14 @@ static int allocate(struct ion_buffer *b)
 	char lead[128];
 	int r = 0;
 
-	if (b->format)
-		r = lay_out(b);
+	if (b->format && (r = lay_out(b)) < 0) {
+		char *reason;
+
+		if (asprintf(&reason, "a %ux%u image takes more bytes than a size_t counts",
+			     b->width, b->height) < 0)
+			reason = NULL;
+		say(b, reason);
+	}
 	if (r == 0)
 		r = ion_alloc_config_set_size(b->config, b->len);
 	if (r == 0)
@@ -276,6 +292,17 @@ ION_EXPORT int ion_buffer_set_flags(struct ion_buffer *buffer, unsigned int flag
 	return r;
 }
 
+/* Where a setting was made, as the solver's reasons say it: "file:line". */
+static const char *src_text(const struct ion_conf_src *src, char *buf, size_t size)
+{
+	if (!src->file)
+		return "?";
+	if (!src->line)
+		return src->file;
+	snprintf(buf, size, "%s:%u", src->file, src->line);
+	return buf;
+}
+
 /* Called with the lock held: whether the heap chosen, and an image's
  * strides and plane offsets, suit dev too. */
 static int check_fits(struct ion_buffer *b, struct ion_device *dev)
@@ -300,14 +327,15 @@ static int check_fits(struct ion_buffer *b, struct ion_device *dev)
 		r = -EXDEV;
 	}
 	for (unsigned int p = 0; r == 0 && b->format && p < b->format->planes; p++) {
-		size_t a = ion_alloc_config_max_alignment(config);
-		char *reason;
+		struct ion_conf_src src = { 0 };
+		size_t a = ion_alloc_config_max_alignment(config, &src);
+		char *reason, where[512];
 
 		if (a <= 1 || (b->planes[p].stride % a == 0 && b->planes[p].offset % a == 0))
 			continue;
-		if (asprintf(&reason, "%s joins an image laid out already: it needs rows and planes aligned to %zu bytes, and plane %u has stride %u at offset %zu",
+		if (asprintf(&reason, "%s joins an image laid out already: it needs rows and planes aligned to %zu bytes, and plane %u has stride %u at offset %zu (Alignment, %s)",
 			     ion_device_get_name(dev), a, p, b->planes[p].stride,
-			     b->planes[p].offset) < 0)
+			     b->planes[p].offset, src_text(&src, where, sizeof(where))) < 0)
 			reason = NULL;
 		say(b, reason);
 		r = -EXDEV;

@@ -10,10 +10,21 @@
  *  - on this machine's real heaps, allocation for a device set
  *    (ion_ctx_allocate(), which solves each time) beside allocation by
  *    the heap's name (ion_ctx_alloc()), in alternating runs, and the
- *    ratio of their medians.
+ *    ratio of their medians;
+ *  - late allocation call by call: the first ion_buffer_get_fd() of a 1M
+ *    buffer the set is attached to (the solve and the allocation; making
+ *    the buffer and attaching are not timed), alternating with
+ *    ion_ctx_alloc() by name, p50 and p99 of each; then the same first fd
+ *    with the solved heap given a heaps.d Pool hint (16x1M, in a context
+ *    of its own that reads the same files and one more), where it takes a
+ *    buffer the pool keeps ready: each of those calls is checked to have
+ *    got one of the pool's buffers, and the pool is let refill between
+ *    batches of 8 (its low watermark), so that every timed call is a hit.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,25 +230,9 @@ struct alloc_bench {
 	struct ion_solution *solution;	/* solved once */
 	struct ion_device *devices[16];	/* the set, for late buffers */
 	unsigned int n_devices;
-	double by_name_ns, for_set_ns, solved_ns, late_ns;
+	double by_name_ns, for_set_ns, solved_ns;
 	char names[256];
 };
-
-/* A late buffer: attach the set, take its fd (the solve and allocation),
- * drop it. */
-static int late_alloc(struct ion_ctx *ctx, struct ion_device *const *devices,
-		      unsigned int n, size_t len)
-{
-	struct ion_buffer *b;
-	int fd, r = ion_buffer_new(ctx, len, &b);
-
-	for (unsigned int i = 0; r == 0 && i < n; i++)
-		r = ion_buffer_attach(b, devices[i]);
-	if (r == 0)
-		r = ion_buffer_get_fd(b, &fd);
-	ion_buffer_unref(b);
-	return r;
-}
 
 /* ns per call of one way of allocating, over calls calls. */
 static double run(struct ion_ctx *ctx, struct alloc_bench *a, int how, unsigned int calls)
@@ -247,8 +242,7 @@ static double run(struct ion_ctx *ctx, struct alloc_bench *a, int how, unsigned 
 	for (unsigned int i = 0; i < calls; i++) {
 		int fd = -1, r = how == 0 ? ion_ctx_alloc(ctx, a->heap, 1 << 20, 0, &fd)
 			       : how == 1 ? ion_ctx_allocate(ctx, a->config, &fd, NULL)
-			       : how == 2 ? ion_solution_alloc(a->solution, &fd, NULL)
-					  : late_alloc(ctx, a->devices, a->n_devices, 1 << 20);
+					  : ion_solution_alloc(a->solution, &fd, NULL);
 
 		if (r < 0)
 			return r;
@@ -305,17 +299,17 @@ static int pick_set(struct ion_ctx *ctx, char **specs, int n_specs, struct alloc
 
 static int time_alloc(struct ion_ctx *ctx, struct alloc_bench *a, unsigned int rounds)
 {
-	double ns[4][64], t;
+	double ns[3][64], t;
 
-	for (int how = 0; how < 4; how++)
+	for (int how = 0; how < 3; how++)
 		if ((t = run(ctx, a, how, 8)) < 0)
 			return (int)t;
 	for (unsigned int k = 0; k < rounds; k++) {
-		/* Alternating runs, so that drift hits all four alike. */
-		for (int how = 0; how < 4; how++)
+		/* Alternating runs, so that drift hits all three alike. */
+		for (int how = 0; how < 3; how++)
 			ns[how][k] = 0;
 		for (int i = 0; i < 16; i++)
-			for (int how = 0; how < 4; how++) {
+			for (int how = 0; how < 3; how++) {
 				if ((t = run(ctx, a, how, 8)) < 0)
 					return (int)t;
 				ns[how][k] += t / 16;
@@ -324,8 +318,434 @@ static int time_alloc(struct ion_ctx *ctx, struct alloc_bench *a, unsigned int r
 	a->by_name_ns = ionctl_median(ns[0], rounds);
 	a->for_set_ns = ionctl_median(ns[1], rounds);
 	a->solved_ns = ionctl_median(ns[2], rounds);
-	a->late_ns = ionctl_median(ns[3], rounds);
 	return 0;
+}
+
+/* ---- late allocation, call by call ---- */
+
+/* Samples per kind: --rounds times this (7 rounds: 224). */
+#define LATE_PER_ROUND 32
+#define LATE_MAX (63 * LATE_PER_ROUND)
+/* The pooled case: the solved heap's Pool hint (POOL_COUNT buffers of
+ * 1M), taken POOL_BATCH at a time, which is where the refill thread's
+ * low watermark wakes it. */
+#define POOL_COUNT 16
+#define POOL_BATCH (POOL_COUNT / 2)
+/* How long the pool may take to settle before the case gives up. */
+#define POOL_SETTLE_NS 10e9
+
+struct late_bench {
+	unsigned int n;			/* samples of each kind */
+	double late[LATE_MAX];		/* ion_buffer_get_fd(), the first */
+	double by_name[LATE_MAX];	/* ion_ctx_alloc(), beside it */
+	double pooled[LATE_MAX];	/* the first get_fd, the heap pooled */
+	unsigned int n_pooled, hits;
+	int pool_error;			/* 0, or why the pooled case failed */
+	const char *pool_why;		/* ... in words */
+};
+
+/* p (0-100) of n values (sorts them). */
+static double pct(double *v, unsigned int n, unsigned int p)
+{
+	ionctl_median(v, n);
+	return v[(size_t)(n - 1) * p / 100];
+}
+
+/* A late buffer of 1M with the set attached, not allocated yet. */
+static int late_new(struct ion_ctx *ctx, struct ion_device *const *devices, unsigned int n,
+		    struct ion_buffer **ret)
+{
+	int r = ion_buffer_new(ctx, 1 << 20, ret);
+
+	for (unsigned int i = 0; r == 0 && i < n; i++)
+		if ((r = ion_buffer_attach(*ret, devices[i])) < 0)
+			*ret = ion_buffer_unref(*ret);
+	return r;
+}
+
+/* A solve for devices (1M), without words on failure. */
+static int solve_for(struct ion_ctx *ctx, struct ion_device *const *devices, unsigned int n,
+		     struct ion_solution **ret)
+{
+	struct ion_alloc_config *config;
+	int r = ion_alloc_config_new(&config);
+
+	if (r == 0)
+		r = ion_alloc_config_set_size(config, 1 << 20);
+	for (unsigned int i = 0; r == 0 && i < n; i++)
+		r = ion_alloc_config_add_device(config, devices[i]);
+	if (r == 0)
+		r = ion_ctx_solve(ctx, config, ret);
+	ion_alloc_config_free(config);
+	return r;
+}
+
+/* The heap a buffer with no device attached comes from. */
+static int heap_for_none(struct ion_ctx *ctx, struct alloc_bench *a)
+{
+	struct ion_solution *sol;
+	int r = solve_for(ctx, NULL, 0, &sol);
+
+	if (r == 0 && ion_solution_get_heap_count(sol) == 0)
+		r = -ENODEV;
+	if (r == 0)
+		a->heap = ion_heap_get_name(ion_solution_get_heap(sol, 0));
+	ion_solution_unref(sol);
+	a->names[0] = '\0';
+	return r;
+}
+
+/* The first fd request alone is timed: the solve and the allocation. */
+static int late_get_fd(struct ion_buffer *b, double *ret_ns, int *ret_fd)
+{
+	double start = ionctl_now_ns();
+	int r = ion_buffer_get_fd(b, ret_fd);
+
+	*ret_ns = ionctl_now_ns() - start;
+	return r;
+}
+
+/* Late buffers and allocation by name, alternating call by call, so that
+ * drift hits both alike. */
+static int time_late(struct ion_ctx *ctx, struct alloc_bench *a, struct late_bench *l)
+{
+	for (unsigned int i = 0; i < l->n + 4; i++) {
+		struct ion_buffer *b = NULL;
+		double start, late_ns = 0, by_name_ns;
+		int fd, r = late_new(ctx, a->devices, a->n_devices, &b);
+
+		if (r == 0)
+			r = late_get_fd(b, &late_ns, &fd);
+		ion_buffer_unref(b);
+		if (r < 0)
+			return r;
+		start = ionctl_now_ns();
+		r = ion_ctx_alloc(ctx, a->heap, 1 << 20, 0, &fd);
+		by_name_ns = ionctl_now_ns() - start;
+		if (r < 0)
+			return r;
+		close(fd);
+		if (i >= 4) { /* the first four warm both paths */
+			l->late[i - 4] = late_ns;
+			l->by_name[i - 4] = by_name_ns;
+		}
+	}
+	return 0;
+}
+
+/* A buffer file this process holds an fd of: a dma-buf or a memfd. */
+struct held {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+};
+
+#define MAX_HELD 256
+
+/*
+ * The buffer fds of this process (/proc/self/fd): with none of the
+ * benchmark's own open, the heap pool's anchors, one a buffer it holds
+ * (a pool keeps its own fd of each; it hands out a duplicate of it, or,
+ * where the kernel cannot count the buffer's holders, the fd itself).
+ */
+static int buffer_fds(struct held *out, unsigned int max, unsigned int *ret_n)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	unsigned int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		char path[64], target[64];
+		struct stat st;
+		ssize_t len;
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] == '.' || fd == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = '\0';
+		if (strncmp(target, "/dmabuf:", 8) != 0 && strncmp(target, "/memfd:", 7) != 0)
+			continue;
+		if (fstat(fd, &st) < 0)
+			continue;
+		if (n < max)
+			out[n] = (struct held){ fd, st.st_dev, st.st_ino };
+		n++;
+	}
+	closedir(d);
+	*ret_n = n;
+	return n <= max ? 0 : -E2BIG;
+}
+
+static bool same_file(const struct held *set, unsigned int n, dev_t dev, ino_t ino)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (set[i].dev == dev && set[i].ino == ino)
+			return true;
+	return false;
+}
+
+/*
+ * Waits until the pool holds POOL_COUNT buffers of its own besides the
+ * batch's (out[0..n_out), still held): refilled, and, with none out,
+ * every buffer that came back taken in or let go.  0, -ETIMEDOUT or an
+ * error of /proc.
+ */
+static int pool_settle(const struct held *out, unsigned int n_out)
+{
+	double deadline = ionctl_now_ns() + POOL_SETTLE_NS;
+
+	for (;;) {
+		struct held fds[MAX_HELD];
+		unsigned int n, ready = 0;
+		int r = buffer_fds(fds, MAX_HELD, &n);
+
+		if (r < 0)
+			return r;
+		for (unsigned int i = 0; i < n; i++)
+			if (!same_file(out, n_out, fds[i].dev, fds[i].ino))
+				ready++;
+		/* With none out, no fd beyond the pool's count either: the
+		 * anchors of buffers that came back are dropped. */
+		if (ready == POOL_COUNT && (n_out || n == POOL_COUNT))
+			return 0;
+		if (ionctl_now_ns() > deadline)
+			return -ETIMEDOUT;
+		usleep(2000);
+	}
+}
+
+/* A heaps.d file that gives heap a Pool hint, read after the files ctx
+ * read (its name sorts last); the path for the pooled context. */
+static int pool_conf(struct ion_ctx *ctx, const char *heap, char *dir, size_t dir_size,
+		     char **ret_path)
+{
+	char file[512], text[512];
+	size_t len;
+	int n = ion_ctx_get_config_file_count(ctx), fd, r = 0;
+	char *path;
+
+	snprintf(dir, dir_size, "%s/libion-bench-pool-XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir))
+		return -errno;
+	snprintf(file, sizeof(file), "%s/99-ionctl-bench-pool.conf", dir);
+	snprintf(text, sizeof(text), "[Heap %s]\nPool = %ux1M\n", heap, POOL_COUNT);
+	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		r = -EIO;
+	close(fd);
+	len = strlen(file) + 1;
+	for (int i = 0; r == 0 && i < n; i++)
+		len += strlen(ion_ctx_get_config_file(ctx, (unsigned int)i)) + 1;
+	path = r == 0 ? malloc(len) : NULL;
+	if (r == 0 && !path)
+		r = -ENOMEM;
+	if (r < 0)
+		return r;
+	strcpy(path, file);
+	for (int i = 0; i < n; i++)
+		strcat(strcat(path, ":"), ion_ctx_get_config_file(ctx, (unsigned int)i));
+	*ret_path = path;
+	return 0;
+}
+
+/*
+ * A batch of count late buffers' first fds, each timed and checked to be
+ * one of the pool's buffers (a hit), kept (keep) or not; then the pool
+ * settles: refilled while the batch is out, and with the batch let go,
+ * holding POOL_COUNT buffers again, every one ready.
+ */
+static int pool_batch(struct ion_ctx *pctx, struct ion_device *const *devices, unsigned int n,
+		      struct late_bench *l, unsigned int count, bool keep)
+{
+	struct held before[MAX_HELD], out[POOL_BATCH];
+	struct ion_buffer *bufs[POOL_BATCH] = { 0 };
+	unsigned int n_before;
+	int r = buffer_fds(before, MAX_HELD, &n_before);
+
+	for (unsigned int i = 0; r == 0 && i < count; i++) {
+		struct stat st;
+		double ns;
+		int fd;
+
+		r = late_new(pctx, devices, n, &bufs[i]);
+		if (r == 0)
+			r = late_get_fd(bufs[i], &ns, &fd);
+		if (r == 0 && fstat(fd, &st) < 0)
+			r = -errno;
+		if (r < 0)
+			break;
+		out[i] = (struct held){ fd, st.st_dev, st.st_ino };
+		if (keep && l->n_pooled < l->n) {
+			l->pooled[l->n_pooled++] = ns;
+			l->hits += same_file(before, n_before, st.st_dev, st.st_ino);
+		}
+	}
+	if (r == 0)
+		r = pool_settle(out, count);
+	for (unsigned int i = 0; i < count; i++)
+		ion_buffer_unref(bufs[i]);
+	if (r == 0)
+		r = pool_settle(NULL, 0);
+	return r;
+}
+
+/*
+ * The same late buffers with the solved heap given a Pool hint, in a
+ * context of its own that reads the same files and one more: the first
+ * fd then takes a buffer the pool keeps ready.  Errors are the case's,
+ * not the run's.
+ */
+static void time_late_pooled(struct ion_ctx *ctx, struct alloc_bench *a, struct late_bench *l)
+{
+	struct ion_device *devices[16] = { 0 };
+	struct ion_ctx *pctx = NULL;
+	struct ion_solution *sol = NULL;
+	char dir[256] = "", *path = NULL;
+	unsigned int n = 0;
+	int r = pool_conf(ctx, a->heap, dir, sizeof(dir), &path);
+
+	l->pool_why = "setting up";
+	if (r == 0)
+		r = ion_ctx_new(ionctl_sysroot, &pctx);
+	if (r == 0)
+		r = ion_ctx_set_heaps_path(pctx, path);
+	for (; r == 0 && n < a->n_devices; n++) {
+		const char *spec = ion_device_get_syspath(a->devices[n]);
+
+		r = ion_ctx_get_device(pctx, spec ? spec : ion_device_get_name(a->devices[n]),
+				       &devices[n]);
+	}
+	/* The same devices must solve to the same heap there. */
+	if (r == 0) {
+		r = solve_for(pctx, devices, n, &sol);
+		if (r == 0 && (ion_solution_get_heap_count(sol) == 0 ||
+			       strcmp(ion_heap_get_name(ion_solution_get_heap(sol, 0)), a->heap))) {
+			l->pool_why = "the pooled context solved for another heap";
+			r = -ESRCH;
+		}
+		ion_solution_unref(sol);
+	}
+	if (r == 0)
+		l->pool_why = "waiting for the pool";
+	/*
+	 * The first fd makes the pool (at the heap's first use), which fills
+	 * up while that buffer is out.  Then batches of POOL_BATCH from a full
+	 * pool: the last of each brings it to its low watermark, and the
+	 * refill thread fills it up again before the next.
+	 */
+	if (r == 0)
+		r = pool_batch(pctx, devices, n, l, 1, false);
+	while (r == 0 && l->n_pooled < l->n)
+		r = pool_batch(pctx, devices, n, l, POOL_BATCH, true);
+	l->pool_error = r;
+	while (n)
+		ion_device_unref(devices[--n]);
+	ion_ctx_unref(pctx);
+	if (dir[0]) {
+		char file[300];
+
+		snprintf(file, sizeof(file), "%s/99-ionctl-bench-pool.conf", dir);
+		unlink(file);
+		rmdir(dir);
+	}
+	free(path);
+}
+
+static const char *alloc_error(int r)
+{
+	return r == -ENODEV ? "no device here that a heap can serve" : strerror(-r);
+}
+
+static void print_solve(int json, unsigned int n_devices, double context_ns,
+			const double solve_ns[3], struct alloc_bench *a, int ra,
+			struct late_bench *l, int rl)
+{
+	static const unsigned int counts[] = { 1, 4, 16 };
+	double late50 = 0, late99 = 0, name50 = 0, name99 = 0, pool50 = 0, pool99 = 0;
+	bool pooled = rl == 0 && l->pool_error == 0 && l->n_pooled;
+
+	if (rl == 0) {
+		late50 = pct(l->late, l->n, 50);
+		late99 = pct(l->late, l->n, 99);
+		name50 = pct(l->by_name, l->n, 50);
+		name99 = pct(l->by_name, l->n, 99);
+	}
+	if (pooled) {
+		pool50 = pct(l->pooled, l->n_pooled, 50);
+		pool99 = pct(l->pooled, l->n_pooled, 99);
+	}
+	if (json) {
+		printf("{\"devices\": %u, \"context_ns\": %.0f, \"solve_ns\": {\"1\": %.1f, "
+		       "\"4\": %.1f, \"16\": %.1f}, \"alloc_ratio\": ",
+		       n_devices, context_ns, solve_ns[0], solve_ns[1], solve_ns[2]);
+		if (ra == 0)
+			printf("%.3f, \"alloc\": {\"heap\": \"%s\", \"for\": \"%s\", \"by_name_ns\": %.0f, "
+			       "\"for_set_ns\": %.0f, \"solved_ns\": %.0f, \"solved_ratio\": %.3f}",
+			       a->for_set_ns / a->by_name_ns, a->heap, a->names, a->by_name_ns,
+			       a->for_set_ns, a->solved_ns, a->solved_ns / a->by_name_ns);
+		else
+			printf("null, \"alloc\": {\"error\": \"%s\"}", alloc_error(ra));
+		if (rl == 0) {
+			printf(", \"late_heap\": ");
+			ionctl_json_string(a->heap);
+			printf(", \"late_for\": ");
+			ionctl_json_string(a->names);
+			printf(", \"late_samples\": %u, \"late_p50_ns\": %.0f, \"late_p99_ns\": %.0f, "
+			       "\"byname_p50_ns\": %.0f, \"byname_p99_ns\": %.0f, "
+			       "\"late_p50_ratio\": %.3f, \"late_pool_hint\": \"%ux1M\"",
+			       l->n, late50, late99, name50, name99, late50 / name50, POOL_COUNT);
+			if (pooled)
+				printf(", \"late_pool_p50_ns\": %.0f, \"late_pool_p99_ns\": %.0f, "
+				       "\"late_pool_hits\": %u, \"late_pool_samples\": %u}\n",
+				       pool50, pool99, l->hits, l->n_pooled);
+			else
+				printf(", \"late_pool_p50_ns\": null, \"late_pool_p99_ns\": null, "
+				       "\"late_pool_error\": \"%s: %s\"}\n", l->pool_why,
+				       strerror(-l->pool_error));
+		} else {
+			printf(", \"late_p50_ns\": null, \"late_p99_ns\": null, \"byname_p50_ns\": null, "
+			       "\"byname_p99_ns\": null, \"late_pool_p50_ns\": null, "
+			       "\"late_pool_p99_ns\": null, \"late_error\": \"%s\"}\n",
+			       alloc_error(rl));
+		}
+		return;
+	}
+	printf("context creation, %u devices: %10.0f ns\n", n_devices, context_ns);
+	for (size_t i = 0; i < 3; i++)
+		printf("solve for %2u devices:        %10.1f ns\n", counts[i], solve_ns[i]);
+	if (ra == 0)
+		printf("1M from %s for {%s}: %.0f ns by name, %.0f ns for the set (%.3f),\n"
+		       "  %.0f ns from the solved set (%.3f)\n", a->heap, a->names,
+		       a->by_name_ns, a->for_set_ns, a->for_set_ns / a->by_name_ns, a->solved_ns,
+		       a->solved_ns / a->by_name_ns);
+	else
+		printf("allocation for a device set: not measured (%s)\n", alloc_error(ra));
+	if (rl == 0) {
+		printf("late, the first fd of a 1M buffer %s%s%s (from %s), %u calls:\n"
+		       "  p50 %.0f ns, p99 %.0f ns; by name beside it p50 %.0f ns, p99 %.0f ns "
+		       "(p50 ratio %.3f)\n", a->names[0] ? "{" : "",
+		       a->names[0] ? a->names : "with no device attached",
+		       a->names[0] ? "} attached to" : "", a->heap, l->n, late50, late99, name50,
+		       name99, late50 / name50);
+		if (pooled)
+			printf("  with %s pooled (Pool = %ux1M): p50 %.0f ns, p99 %.0f ns "
+			       "(%u of %u calls took a pooled buffer)\n", a->heap, POOL_COUNT,
+			       pool50, pool99, l->hits, l->n_pooled);
+		else
+			printf("  with %s pooled: not measured (%s: %s)\n", a->heap, l->pool_why,
+			       strerror(-l->pool_error));
+	} else {
+		printf("late allocation: not measured (%s)\n", alloc_error(rl));
+	}
 }
 
 int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
@@ -334,10 +754,13 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 	static const unsigned int counts[] = { 1, 4, 16 };
 	double context_ns = 0, solve_ns[3] = { 0 };
 	struct alloc_bench a = { 0 };
+	struct late_bench *l = calloc(1, sizeof(*l));
 	struct ion_ctx *ctx = NULL;
 	struct tree t;
-	int r, ra;
+	int r, ra, rl = 0;
 
+	if (!l)
+		return ionctl_fail("bench", -ENOMEM, "--solve");
 	r = make_tree(&t, n_devices);
 	if (r == 0)
 		r = time_context(&t, rounds, &context_ns);
@@ -349,47 +772,36 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 		r = time_solve(ctx, counts[i], rounds, &solve_ns[i]);
 	ion_ctx_unref(ctx);
 	remove_tree(t.root);
-	if (r < 0)
+	if (r < 0) {
+		free(l);
 		return ionctl_fail("bench", r, "--solve on a fake tree of %u devices", n_devices);
+	}
 
 	ctx = ionctl_ctx_new("bench");
-	if (!ctx)
+	if (!ctx) {
+		free(l);
 		return IONCTL_NO;
+	}
 	ra = pick_set(ctx, specs, n_specs, &a);
 	if (ra == 0)
 		ra = time_alloc(ctx, &a, rounds);
-	if (json) {
-		printf("{\"devices\": %u, \"context_ns\": %.0f, \"solve_ns\": {\"1\": %.1f, "
-		       "\"4\": %.1f, \"16\": %.1f}, \"alloc_ratio\": ",
-		       n_devices, context_ns, solve_ns[0], solve_ns[1], solve_ns[2]);
-		if (ra == 0)
-			printf("%.3f, \"alloc\": {\"heap\": \"%s\", \"for\": \"%s\", \"by_name_ns\": %.0f, "
-			       "\"for_set_ns\": %.0f, \"solved_ns\": %.0f, \"solved_ratio\": %.3f, "
-			       "\"late_ns\": %.0f, \"late_ratio\": %.3f}}\n",
-			       a.for_set_ns / a.by_name_ns, a.heap, a.names, a.by_name_ns,
-			       a.for_set_ns, a.solved_ns, a.solved_ns / a.by_name_ns, a.late_ns,
-			       a.late_ns / a.by_name_ns);
-		else
-			printf("null, \"alloc\": {\"error\": \"%s\"}}\n",
-			       ra == -ENODEV ? "no device here that a heap can serve" : strerror(-ra));
-	} else {
-		printf("context creation, %u devices: %10.0f ns\n", n_devices, context_ns);
-		for (size_t i = 0; i < 3; i++)
-			printf("solve for %2u devices:        %10.1f ns\n", counts[i], solve_ns[i]);
-		if (ra == 0)
-			printf("1M from %s for {%s}: %.0f ns by name, %.0f ns for the set (%.3f),\n"
-			       "  %.0f ns from the solved set (%.3f), %.0f ns late: first fd of a buffer\n"
-			       "  the set attached to (%.3f)\n", a.heap, a.names,
-			       a.by_name_ns, a.for_set_ns, a.for_set_ns / a.by_name_ns, a.solved_ns,
-			       a.solved_ns / a.by_name_ns, a.late_ns, a.late_ns / a.by_name_ns);
-		else
-			printf("allocation for a device set: not measured (%s)\n",
-			       ra == -ENODEV ? "no device here that a heap can serve" : strerror(-ra));
+	l->n = rounds * LATE_PER_ROUND;
+	/* Where no device here can import a buffer (a machine with memfd
+	 * alone), late buffers with no device attached still solve and
+	 * allocate. */
+	if (ra == 0 || (ra == -ENODEV && !n_specs && (rl = heap_for_none(ctx, &a)) == 0)) {
+		rl = time_late(ctx, &a, l);
+		if (rl == 0)
+			time_late_pooled(ctx, &a, l);
+	} else if (rl == 0) {
+		rl = ra;
 	}
+	print_solve(json, n_devices, context_ns, solve_ns, &a, ra, l, rl);
 	ion_solution_unref(a.solution);
 	ion_alloc_config_free(a.config);
 	while (a.n_devices)
 		ion_device_unref(a.devices[--a.n_devices]);
 	ion_ctx_unref(ctx);
+	free(l);
 	return 0;
 }

@@ -608,7 +608,9 @@ int ion_buffer_attach(struct ion_buffer *buffer, struct ion_device *device);
  * to the next).  The fd is the buffer's: valid while the buffer lives;
  * dup() it to keep it longer.
  * Errors: -ENODEV when no heap fits every device (the reason says which
- * device excluded which heap); what the kernel answers.  Since: 1.0
+ * device excluded which heap); -EINVAL for an image whose layout takes
+ * more bytes than a size_t counts (a 32-bit machine's); what the kernel
+ * answers.  Since: 1.0
  */
 int ion_buffer_get_fd(struct ion_buffer *buffer, int *ret_fd);
 /* The heap that served, or NULL before the allocation.  Since: 1.0 */

@@ -671,6 +671,9 @@ static void test_attach_after(void **state)
 	print_message("attach align256 to a 101-pixel image: %s\n", reason);
 	assert_true(contains(reason, "align256 joins an image laid out already"));
 	assert_true(contains(reason, "aligned to 256 bytes, and plane 0 has stride 404"));
+	/* The key, and the file and line that set it. */
+	snprintf(lead, sizeof(lead), "(Alignment, %s:%u)", conf_path, line_of("Alignment = 256"));
+	assert_true(contains(reason, lead));
 	drop_buffer(b);
 	b = NULL;
 	assert_int_equal(ion_buffer_new_image(fx->ctx, formats[0].fourcc, 64, 11, &b), 0);
@@ -779,7 +782,7 @@ static void test_refcounts(void **state)
 static void test_bad_input(void **state)
 {
 	struct ion_buffer *sentinel = (struct ion_buffer *)&sentinel, *b = sentinel;
-	struct ion_buffer *plain = buffer(4096, NULL), *image = NULL;
+	struct ion_buffer *plain = buffer(4096, NULL), *image = NULL, *huge = NULL;
 	unsigned int stride = 77;
 	size_t offset = 77;
 	int fd = -77;
@@ -797,6 +800,27 @@ static void test_bad_input(void **state)
 	assert_int_equal(ion_buffer_new_image(fx->ctx, formats[0].fourcc, 1U << 31, 16, &b), -EINVAL);
 	assert_int_equal(ion_buffer_new_image(fx->ctx, formats[0].fourcc, 16, UINT32_MAX, &b), -EINVAL);
 	assert_ptr_equal(b, sentinel);
+
+	/*
+	 * 65536 x 16385 XRGB8888 is 4 GiB + 256 KiB, which a 32-bit size_t
+	 * (armhf, run under qemu-user by the cross build) would wrap to
+	 * 256 KiB: refused there, with nothing laid out.  Where it fits (64
+	 * bits), "nowhere" leaves it no heap, so nothing is allocated either.
+	 */
+	assert_int_equal(ion_buffer_new_image(fx->ctx, formats[0].fourcc, 65536, 16385, &huge), 0);
+	hold((void **)fx->bufs, huge);
+	assert_int_equal(ion_buffer_attach(huge, device("nowhere")), 0);
+	if (SIZE_MAX == UINT32_MAX) {
+		assert_int_equal(ion_buffer_get_fd(huge, &fd), -EINVAL);
+		assert_true(contains(ion_buffer_get_reason(huge),
+				     "a 65536x16385 image takes more bytes than a size_t counts"));
+	} else {
+		assert_int_equal(ion_buffer_get_fd(huge, &fd), -ENODEV);
+		assert_true(contains(ion_buffer_get_reason(huge), "no heap fits every device"));
+	}
+	assert_int_equal(fd, -77);
+	assert_int_equal(ion_buffer_get_plane(huge, 0, &stride, &offset), -EBUSY);
+	assert_int_equal(ion_buffer_get_size(huge), 0);
 
 	assert_int_equal(ion_buffer_attach(NULL, device("any")), -EINVAL);
 	assert_int_equal(ion_buffer_attach(plain, NULL), -EINVAL);

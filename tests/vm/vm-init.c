@@ -6,10 +6,19 @@
 // (/tests/timeout, seconds, default 300), and reports on the console:
 //
 //   @@VM-TEST-BEGIN <name>
+//   @@VM-KMSG <message>               the kernel's, at warning level or worse
 //   @@VM-TEST-END <name> <status>     status: exit code, signal-N or timeout
 //   @@VM-SUITE-DONE <passed> <failed>
 //
 // where <name> is the list line with the program's directory left out.
+// The kernel's warnings and worse (levels 0-4: WARN(), Oops, a bad page
+// state, refcount_t's reports) are read from /dev/kmsg before the first
+// test and after each, and repeated on the console as KMSG lines, so
+// that run-vm.sh can fail a boot whose kernel found itself broken.  They
+// are not put on the console by the kernel itself (the command line says
+// "quiet"): printed there synchronously, from the contexts they come
+// from, they would slow the guest down (6.1's vkms warns of an overrun
+// from its vblank timer, under TCG, dozens of times a test).
 // Then it powers the machine off.  /tests/env may hold KEY=VALUE lines to
 // add to the tests' environment.
 #include <errno.h>
@@ -80,6 +89,47 @@ static unsigned read_timeout(void)
 	return t ? t : 300;
 }
 
+// Repeats the kernel's messages of level 4 (warning) or worse that
+// /dev/kmsg holds past what was read before; kmsg is -1 where there is
+// none.  A record is "priority,sequence,time,flags;message\n" with
+// " KEY=value" continuation lines, which are left out.  A message the
+// kernel repeats (6.1's vkms on a vblank overrun) is printed once, with
+// how many times it came in a row.
+static void drain_kmsg(int kmsg)
+{
+	char rec[8192], last[1024] = "";
+	unsigned int repeats = 0;
+	ssize_t n;
+
+	while (kmsg >= 0 && (n = read(kmsg, rec, sizeof(rec) - 1)) != 0) {
+		unsigned int pri;
+		char *msg;
+
+		if (n < 0) {
+			if (errno == EPIPE || errno == EINTR) // EPIPE: overwritten unread
+				continue;
+			break; // EAGAIN: nothing more
+		}
+		rec[n] = '\0';
+		msg = strchr(rec, ';');
+		if (!msg || sscanf(rec, "%u,", &pri) != 1 || (pri & 7) > 4)
+			continue;
+		msg++;
+		msg[strcspn(msg, "\n")] = '\0';
+		if (strncmp(msg, last, sizeof(last) - 1) == 0) {
+			repeats++;
+			continue;
+		}
+		if (repeats)
+			printf("@@VM-KMSG (the line above %u more times)\n", repeats);
+		repeats = 0;
+		printf("@@VM-KMSG %s\n", msg);
+		snprintf(last, sizeof(last), "%s", msg);
+	}
+	if (repeats)
+		printf("@@VM-KMSG (the line above %u more times)\n", repeats);
+}
+
 static volatile pid_t current_test;
 static volatile sig_atomic_t timed_out;
 
@@ -148,6 +198,10 @@ int main(void)
 	unsigned timeout = read_timeout();
 
 	unsigned passed = 0, failed = 0;
+	int kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (kmsg < 0)
+		fprintf(stderr, "vm-init: /dev/kmsg: %s\n", strerror(errno));
+	drain_kmsg(kmsg); // the boot's
 	FILE *list = fopen("/tests/list", "r");
 	char *line = NULL;
 	size_t cap = 0;
@@ -173,6 +227,7 @@ int main(void)
 		char status[32];
 		printf("@@VM-TEST-BEGIN %s\n", name);
 		run_test(argv, timeout, status, sizeof(status));
+		drain_kmsg(kmsg);
 		printf("@@VM-TEST-END %s %s\n", name, status);
 		if (strcmp(status, "0") == 0)
 			passed++;
