@@ -1437,6 +1437,7 @@ struct cancel_arg {
 	struct ion_ctx *ctx;
 	int client;		/* the compat variant's */
 	atomic_int started;
+	atomic_int go;		/* the call may start */
 	atomic_int done;	/* the call has returned */
 	int result;
 };
@@ -1446,6 +1447,8 @@ static void *discover_then_return(void *data)
 	struct cancel_arg *a = data;
 
 	atomic_store(&a->started, 1);
+	while (!atomic_load(&a->go))
+		; /* no cancellation point: a cancel sent now stays pending */
 	if (a->ctx)
 		a->result = ion_ctx_get_heap_count(a->ctx);
 	else
@@ -1553,18 +1556,32 @@ static void cancel_rounds(bool compat)
 			a.client = ion_open();
 		else
 			assert_int_equal(ion_ctx_new(NULL, &a.ctx), 0);
+		/* Every other round sends the cancel before the call starts, so
+		 * that it is pending at the library's first cancellation point
+		 * whatever the scheduler does (a loaded machine runs the whole
+		 * discovery before this thread wakes); the others aim at a
+		 * random point of it. */
+		bool pending = i % 2 == 0, mid;
+
+		atomic_store(&a.go, !pending);
 		assert_int_equal(pthread_create(&t, NULL, discover_then_return, &a), 0);
 		while (!atomic_load(&a.started))
 			sched_yield();
-		spin_us(delay);
-		/* Whether the cancel comes while the library works: else the
-		 * round proves nothing, and the next one aims earlier. */
-		bool mid = !atomic_load(&a.done);
-		pthread_cancel(t);
+		if (pending) {
+			pthread_cancel(t);
+			atomic_store(&a.go, 1);
+			mid = true;
+		} else {
+			spin_us(delay);
+			/* Whether the cancel comes while the library works: else
+			 * the round proves less, and the next one aims earlier. */
+			mid = !atomic_load(&a.done);
+			pthread_cancel(t);
+		}
 		pthread_join(t, &ret);
 		cancelled += ret == PTHREAD_CANCELED;
 		inside += mid && ret == PTHREAD_CANCELED;
-		if (!mid)
+		if (!mid && !pending)
 			span = span * 3 / 4;
 		if (!later_call_returns(a.ctx, &result)) {
 			fprintf(stderr, "FAILED: spec-09 (%s), round %d: cancelled %lld us into discovery "
