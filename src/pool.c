@@ -1166,11 +1166,14 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
  * nothing to zero (zeroing off: only CPU access to end).  The thread
  * lags once as many buffers of the class wait for it as the hint keeps
  * ready (two at least): a get then zeroes one itself, or a pool whose
- * thread lags would grow by a buffer a get.
+ * thread lags would grow by a buffer a get.  Buffers out count too: one
+ * its holder closed stays out until a count is read, which only the
+ * thread does on this path, so with twice the lag out a get reads counts
+ * itself (the 5.10 VM's 16-thread test grew its pool to the fd limit).
  */
 static bool leave_to_thread(const struct ion_pool *pool, size_t size)
 {
-	size_t waiting = 0, lag = 2;
+	size_t waiting = 0, out = 0, lag = 2;
 
 	if (!pool->background || !pool->zero || pool->alloc_slow ||
 	    !atomic_load_explicit(&pool->ctx->pools.running, memory_order_acquire))
@@ -1182,7 +1185,9 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size)
 		if (pool->bufs[i].size == size &&
 		    (pool->bufs[i].state == BUF_DIRTY || pool->bufs[i].state == BUF_SCRUB))
 			waiting++;
-	return waiting < lag;
+		else if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_OUT)
+			out++;
+	return waiting < lag && out < 2 * lag;
 }
 
 /* Called with the lock held: hands out buffer i (free); its fd for the
