@@ -1221,13 +1221,32 @@ static int hand_out(struct ion_pool *pool, size_t i)
 	return fd;
 }
 
+/* Called with the lock held, which it drops: hands out buffer i of class
+ * size to the caller.  0, or a negative errno. */
+static int serve(struct ion_pool *pool, size_t i, size_t size, int *ret_fd)
+{
+	int fd = hand_out(pool, i);
+	/* Wake the refill thread only at the low watermark: a write to its
+	 * eventfd on every hit would cost the hot path a syscall and a
+	 * contended wake-up. */
+	bool low = fd >= 0 && pool->background && below_watermark(pool, size);
+
+	pthread_mutex_unlock(&pool->lock);
+	if (fd < 0)
+		return fd;
+	if (low)
+		wake(&pool->ctx->pools);
+	*ret_fd = fd;
+	return 0;
+}
+
 ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 {
 	const struct ion_heap *heap = NULL;
 	size_t size;
 	ssize_t i;
 	int fd, out, r;
-	bool low, counted, thread_zeroes = false;
+	bool counted, thread_zeroes = false;
 
 	if (!pool || !ret_fd)
 		return -EINVAL;
@@ -1249,26 +1268,26 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 		if (i < 0 && reclaim(pool, size, 8, true))
 			i = scrub_one(pool, size);
 	}
-	if (i >= 0) {
-		fd = hand_out(pool, (size_t)i);
-		/* Wake the refill thread only at the low watermark: a write to
-		 * its eventfd on every hit would cost the hot path a syscall
-		 * and a contended wake-up. */
-		low = fd >= 0 && pool->background && below_watermark(pool, size);
-		pthread_mutex_unlock(&pool->lock);
-		if (fd < 0)
-			return fd;
-		if (low)
-			wake(&pool->ctx->pools);
-		*ret_fd = fd;
-		return 0;
-	}
+	if (i >= 0)
+		return serve(pool, (size_t)i, size, ret_fd);
 	pool->stats[ION_POOL_STAT_MISSES]++;
 	pthread_mutex_unlock(&pool->lock);
 	if (thread_zeroes)
 		wake(&pool->ctx->pools); /* what came back, zeroed for the next */
 
 	r = ion_solution_alloc_len(pool->solution, size, &fd, &heap);
+	if (r < 0 && thread_zeroes) {
+		/* The kernel said no: a dirty buffer zeroed here is still one. */
+		pthread_mutex_lock(&pool->lock);
+		i = find_free(pool, size);
+		if (i < 0)
+			i = scrub_one(pool, size);
+		if (i >= 0) {
+			pool->stats[ION_POOL_STAT_MISSES]--; /* it allocated nothing */
+			return serve(pool, (size_t)i, size, ret_fd);
+		}
+		pthread_mutex_unlock(&pool->lock);
+	}
 	if (r < 0)
 		return r;
 	counted = is_counted(pool, heap, fd);

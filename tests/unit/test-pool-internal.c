@@ -90,13 +90,16 @@ static int fake_fd_kind(int fd)
 
 /*
  * The refill thread's allocations stop here while block_allocs is set
- * (the main thread's go on): a CMA allocation that takes seconds.
+ * (the main thread's go on): a CMA allocation that takes seconds.  The
+ * main thread's fail with ENOMEM while main_enomem is set.
  */
-static atomic_bool block_allocs, alloc_blocked;
+static atomic_bool block_allocs, alloc_blocked, main_enomem;
 
 static int fake_alloc_len(const struct ion_solution *solution, size_t len, int *ret_fd,
 			  const struct ion_heap **ret_heap)
 {
+	if (pthread_equal(pthread_self(), main_thread) && atomic_load(&main_enomem))
+		return -ENOMEM;
 	if (!pthread_equal(pthread_self(), main_thread)) {
 		for (int ms = 0; atomic_load(&block_allocs) && ms < 10000; ms++) {
 			struct timespec ts = { 0, 1000000 };
@@ -204,6 +207,7 @@ static int setup(void **pstate)
 	assert_non_null(s);
 	main_thread = pthread_self();
 	atomic_store(&block_allocs, false);
+	atomic_store(&main_enomem, false);
 	atomic_store(&pressure_pending, false);
 	atomic_store(&fake_psi_fd, -1);
 	atomic_store(&fail_fd, -1);
@@ -566,6 +570,39 @@ static void test_get_leaves_zeroing_to_thread(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
+/*
+ * A get that left the zeroing to the thread and then found the heap out
+ * of memory takes a dirty buffer and zeroes it after all: ENOMEM with a
+ * buffer of the class at hand would be a failure the pool caused.
+ */
+static void test_get_zeroes_when_heap_is_full(void **pstate)
+{
+	struct state *s = *pstate;
+	struct stat a, b;
+	int fd, again, r;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	fd = get(s, KiB(64));
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	assert_int_equal(fstat(fd, &a), 0);
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0); /* dirty: the thread is held */
+	atomic_store(&main_enomem, true);
+	again = -1;
+	r = ion_pool_get(s->pool, KiB(64), &again);
+	atomic_store(&main_enomem, false);
+	atomic_store(&block_allocs, false);
+	assert_int_equal(r, 0);
+	assert_int_equal(fstat(again, &b), 0);
+	assert_true(a.st_ino == b.st_ino);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 2);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 0);
+	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
 struct churn {
 	struct ion_pool *pool;
 	atomic_bool *stop;
@@ -633,6 +670,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fork_closes_psi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 	};
 
