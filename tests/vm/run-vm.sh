@@ -5,7 +5,8 @@
 # DMA-BUF heaps, udmabuf, DRM (vgem, vkms, virtio-gpu) and, on 5.10, ION.
 #
 #   run-vm.sh --kernel 6.1|5.10|6.1-arm64 --init VM_INIT [--timeout SECONDS]
-#             [--extra-file SRC:DEST]... [--env KEY=VALUE]... [--log FILE]
+#             [--vm-timeout SECONDS] [--extra-file SRC:DEST]...
+#             [--env KEY=VALUE]... [--log FILE]
 #             -- TEST [ARGS...] [';' TEST [ARGS...]]...
 #
 #   --kernel      kernel series; build-kernel.sh builds or finds its image.
@@ -14,8 +15,13 @@
 #                 and an SMMUv3 (VM_INIT and the tests must be aarch64
 #                 programs, from the aarch64 cross build)
 #   --init        the vm-init executable (static), which becomes /init
-#   --timeout     per-test timeout inside the VM (default 300); the whole VM
-#                 gets the sum of them plus 60 s
+#   --timeout     per-test timeout inside the VM (default 300); a test that
+#                 SIGKILL cannot end within 30 s more is stuck in the
+#                 kernel: vm-init prints its tasks' kernel stacks and
+#                 stops the suite there
+#   --vm-timeout  the whole VM's limit (default 1080 s, the sum of the
+#                 per-test ones plus 60 s if that is less): it ends a guest
+#                 whose kernel no longer runs vm-init
 #   --extra-file  copy SRC into the VM at the absolute path DEST, with its
 #                 libraries if it is dynamically linked; DEST must not be
 #                 under /dev, /proc, /sys or /tmp, which the VM mounts over
@@ -46,7 +52,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '7,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '7,10p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 die() {
@@ -55,13 +61,14 @@ die() {
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
-series='' init='' timeout=300 log=''
+series='' init='' timeout=300 vm_timeout=1080 log=''
 extras=() envs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--kernel) series=${2:?}; shift 2 ;;
 	--init) init=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
+	--vm-timeout) vm_timeout=${2:?}; shift 2 ;;
 	--extra-file) extras+=("${2:?}"); shift 2 ;;
 	--env) envs+=("${2:?}"); shift 2 ;;
 	--log) log=${2:?}; shift 2 ;;
@@ -73,6 +80,7 @@ if [ -z "$series" ] || [ -z "$init" ] || [ $# -eq 0 ]; then
 	usage
 fi
 [[ "$timeout" =~ ^[1-9][0-9]*$ ]] || die "bad --timeout '$timeout'"
+[[ "$vm_timeout" =~ ^[1-9][0-9]*$ ]] || die "bad --vm-timeout '$vm_timeout'"
 
 case "$series" in
 *-arm64) arch=arm64 ;;
@@ -175,7 +183,7 @@ printf '%s\n' ${envs[@]+"${envs[@]}"} >"$root/tests/env"
 
 (cd "$root" && find . | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$tmp/initrd.gz"
 
-vm_timeout=$((timeout * ntests + 60))
+[ $((timeout * ntests + 60)) -ge "$vm_timeout" ] || vm_timeout=$((timeout * ntests + 60))
 console=${log:-$tmp/console.log}
 status=0
 vivid="vivid.n_devs=2 vivid.allocators=1,0 vivid.node_types=0x1,0x1"
@@ -255,6 +263,14 @@ tr -d '\r' <"$console" | awk '
 		next
 	}
 	/FAIL|ERROR|error:|Failure|LINE  |panic|Assertion|leaked/ { if (n < 20) lines[++n] = $0 }
+' >&2 || true
+# A hang: a stuck test's tasks (vm-init's STUCK lines) and the kernel's
+# own reports, with their stacks (a task blocked 60 s, a CPU that did not
+# schedule for 20 s, sysrq's blocked tasks), where a log cut to its last
+# lines would not show them: at most 80 lines.
+tr -d '\r' <"$console" | awk '
+	/@@VM-STUCK |blocked for more than|soft lockup|Show Blocked State/ { left = 25 }
+	left > 0 && shown < 80 { if (!shown++) print "run-vm: what the guest said of a hang:"; print "  " $0; left-- }
 ' >&2 || true
 [ "$failed" = 0 ] || ok=0
 

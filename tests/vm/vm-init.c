@@ -7,10 +7,16 @@
 //
 //   @@VM-TEST-BEGIN <name>
 //   @@VM-KMSG <message>               the kernel's, at warning level or worse
-//   @@VM-TEST-END <name> <status>     status: exit code, signal-N or timeout
+//   @@VM-STUCK <task> <file>: <text>   a test SIGKILL could not end
+//   @@VM-TEST-END <name> <status>     status: exit code, signal-N, timeout
+//                                     or stuck
 //   @@VM-SUITE-DONE <passed> <failed>
 //
 // where <name> is the list line with the program's directory left out.
+// A test still there 30 s after its timeout's SIGKILL sleeps in the
+// kernel: its tasks' state, wait channel and kernel stack are printed as
+// STUCK lines, sysrq w puts every blocked task's stack on the console,
+// and the suite ends there (what holds it may hold the next test too).
 // The kernel's warnings and worse (levels 0-4: WARN(), Oops, a bad page
 // state, refcount_t's reports) are read from /dev/kmsg before the first
 // test and after each, and repeated on the console as KMSG lines, so
@@ -21,6 +27,7 @@
 // from its vblank timer, under TCG, dozens of times a test).
 // Then it powers the machine off.  /tests/env may hold KEY=VALUE lines to
 // add to the tests' environment.
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -131,16 +138,83 @@ static void drain_kmsg(int kmsg)
 }
 
 static volatile pid_t current_test;
-static volatile sig_atomic_t timed_out;
+static volatile sig_atomic_t timed_out, stuck;
+
+// Seconds a killed test has to be gone before it counts as stuck in the
+// kernel (a task SIGKILL cannot end sleeps uninterruptibly there).
+#ifndef KILL_GRACE
+#define KILL_GRACE 30
+#endif
 
 static void on_alarm(int sig)
 {
 	(void)sig;
-	timed_out = 1;
-	kill(-current_test, SIGKILL);
+	if (!timed_out) {
+		timed_out = 1;
+		kill(-current_test, SIGKILL);
+		alarm(KILL_GRACE);
+	} else {
+		stuck = 1;
+	}
 }
 
-// Runs argv; writes its status, as printed in the END line, to status.
+// Prints what the kernel says each task of process group pgid is doing:
+// its state, where it sleeps, and its kernel stack, where the kernel
+// shows them (/proc/PID/stack needs CONFIG_STACKTRACE), and asks the
+// kernel for every blocked task's (sysrq w, with CONFIG_MAGIC_SYSRQ).
+static void show_stuck(pid_t pgid)
+{
+	char path[320], buf[4096];
+	struct dirent *e;
+	DIR *proc = opendir("/proc");
+
+	while (proc && (e = readdir(proc))) {
+		const char *files[] = { "stat", "wchan", "stack" };
+		pid_t pid = (pid_t)atoi(e->d_name);
+
+		if (pid <= 1 || getpgid(pid) != pgid)
+			continue;
+		DIR *tasks;
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+		tasks = opendir(path);
+		for (struct dirent *t; tasks && (t = readdir(tasks));) {
+			if (t->d_name[0] == '.')
+				continue;
+			for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+				snprintf(path, sizeof(path), "/proc/%d/task/%s/%s", (int)pid,
+					 t->d_name, files[i]);
+				int fd = open(path, O_RDONLY | O_CLOEXEC);
+				ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+				if (fd >= 0)
+					close(fd);
+				if (n <= 0)
+					continue;
+				buf[n] = '\0';
+				char *state = strrchr(buf, ')'); // "pid (comm) S ...": to S
+				if (i == 0 && state && state[1] && state[2]) {
+					state[3] = '\0';
+					n = state + 3 - buf;
+				}
+				printf("@@VM-STUCK task %s %s: %s%s", t->d_name, files[i], buf,
+				       buf[n - 1] == '\n' ? "" : "\n");
+			}
+		}
+		if (tasks)
+			closedir(tasks);
+	}
+	if (proc)
+		closedir(proc);
+	int fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, "w", 1) != 1)
+			perror("vm-init: sysrq w");
+		close(fd);
+	}
+}
+
+// Runs argv; writes its status, as printed in the END line, to status:
+// its exit code, signal-N, timeout, or stuck when even SIGKILL could not
+// end it.
 static void run_test(char **argv, unsigned timeout, char *status, size_t len)
 {
 	pid_t pid = fork();
@@ -158,13 +232,21 @@ static void run_test(char **argv, unsigned timeout, char *status, size_t len)
 	setpgid(pid, pid);
 	current_test = pid;
 	timed_out = 0;
+	stuck = 0;
 	alarm(timeout);
 
-	// As PID 1 we also reap the orphans a test leaves behind.
+	// As PID 1 we also reap the orphans a test leaves behind.  The alarm
+	// interrupts the wait (no SA_RESTART) so that a stuck test is seen.
 	int ws = 0;
-	while (waitpid(-1, &ws, 0) != pid)
+	pid_t got;
+	while ((got = waitpid(-1, &ws, 0)) != pid && !stuck)
 		;
 	alarm(0);
+	if (stuck) {
+		show_stuck(pid);
+		snprintf(status, len, "stuck");
+		return;
+	}
 	kill(-pid, SIGKILL); // whatever the test left running
 
 	if (timed_out)
@@ -193,7 +275,7 @@ int main(void)
 	setenv("LIBION_IN_VM", "1", 1);
 	load_env("/tests/env");
 
-	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	struct sigaction sa = { .sa_handler = on_alarm };
 	sigaction(SIGALRM, &sa, NULL);
 	unsigned timeout = read_timeout();
 
@@ -233,6 +315,12 @@ int main(void)
 			passed++;
 		else
 			failed++;
+		if (strcmp(status, "stuck") == 0) {
+			// Whatever holds it may hold the next test too: stop here.
+			printf("vm-init: %s is stuck in the kernel; the tests after it "
+			       "are not run\n", name);
+			break;
+		}
 	}
 	printf("@@VM-SUITE-DONE %u %u\n", passed, failed);
 	sync();
