@@ -726,8 +726,9 @@ int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags);
  * background refill on, the context's thread keeps each class at its
  * count of clean buffers, refilling when it falls to half, and zeroes
  * what comes back, so that a get finding none clean allocates rather
- * than zero one itself (but on a contiguous heap, or once the thread
- * lags); a refill that finds the heap out of memory leaves it alone for
+ * than zero one itself (but on a contiguous heap, once the thread lags,
+ * or with twice the hint's count of the class out, or when the heap is
+ * out of memory); a refill that finds the heap out of memory leaves it alone for
  * a second before trying again.
  * Errors: -EINVAL with a malformed hint; -ENOMEM.  Since: 1.0
  */
