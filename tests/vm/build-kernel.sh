@@ -129,7 +129,8 @@ done
 
 "${kmake[@]}" -C "$src" -s -j"$(nproc)" "${image##*/}" >&2
 mkdir -p "$out.tmp"
-cp "$src/$image" "$src/.config" "$out.tmp/"
+# System.map: run-vm.sh names the functions a hung guest's CPUs are in.
+cp "$src/$image" "$src/.config" "$src/System.map" "$out.tmp/"
 rm -rf "$out" && mv "$out.tmp" "$out"
 log "cached $out/${image##*/}"
 echo "$out/${image##*/}"

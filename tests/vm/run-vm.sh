@@ -5,7 +5,7 @@
 # DMA-BUF heaps, udmabuf, DRM (vgem, vkms, virtio-gpu) and, on 5.10, ION.
 #
 #   run-vm.sh --kernel 6.1|5.10|6.1-arm64 --init VM_INIT [--timeout SECONDS]
-#             [--vm-timeout SECONDS] [--extra-file SRC:DEST]...
+#             [--vm-timeout SECONDS] [--smp N] [--extra-file SRC:DEST]...
 #             [--env KEY=VALUE]... [--log FILE]
 #             -- TEST [ARGS...] [';' TEST [ARGS...]]...
 #
@@ -21,7 +21,11 @@
 #                 stops the suite there
 #   --vm-timeout  the whole VM's limit (default 1080 s, the sum of the
 #                 per-test ones plus 60 s if that is less): it ends a guest
-#                 whose kernel no longer runs vm-init
+#                 whose kernel no longer runs vm-init; 15 s before, each
+#                 vCPU's program counter is read through QEMU's monitor
+#                 and printed with its kernel symbol (vm-where.py)
+#   --smp         virtual CPUs (default 1: 6.1's vkms can deadlock two of
+#                 them, see below; benchmarks that want two say so)
 #   --extra-file  copy SRC into the VM at the absolute path DEST, with its
 #                 libraries if it is dynamically linked; DEST must not be
 #                 under /dev, /proc, /sys or /tmp, which the VM mounts over
@@ -61,7 +65,7 @@ die() {
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
-series='' init='' timeout=300 vm_timeout=1080 log=''
+series='' init='' timeout=300 vm_timeout=1080 smp=1 log=''
 extras=() envs=()
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -69,6 +73,7 @@ while [ $# -gt 0 ]; do
 	--init) init=${2:?}; shift 2 ;;
 	--timeout) timeout=${2:?}; shift 2 ;;
 	--vm-timeout) vm_timeout=${2:?}; shift 2 ;;
+	--smp) smp=${2:?}; shift 2 ;;
 	--extra-file) extras+=("${2:?}"); shift 2 ;;
 	--env) envs+=("${2:?}"); shift 2 ;;
 	--log) log=${2:?}; shift 2 ;;
@@ -81,6 +86,7 @@ if [ -z "$series" ] || [ -z "$init" ] || [ $# -eq 0 ]; then
 fi
 [[ "$timeout" =~ ^[1-9][0-9]*$ ]] || die "bad --timeout '$timeout'"
 [[ "$vm_timeout" =~ ^[1-9][0-9]*$ ]] || die "bad --vm-timeout '$vm_timeout'"
+[[ "$smp" =~ ^[1-8]$ ]] || die "bad --smp '$smp'"
 
 case "$series" in
 *-arm64) arch=arm64 ;;
@@ -191,18 +197,33 @@ if [ "$arch" = arm64 ]; then
 	# QEMU's virt machine: a device tree, not ACPI; virtio-gpu on the PCI
 	# host behind the SMMUv3.
 	qemu=(qemu-system-aarch64 -M virt,iommu=smmuv3 -cpu cortex-a57 -accel tcg
-		-m 1024 -smp 2 -nographic -no-reboot -nic none -device virtio-gpu-pci
+		-m 1024 -smp "$smp" -nographic -no-reboot -nic none -device virtio-gpu-pci
 		-kernel "$kernel_image" -initrd "$tmp/initrd.gz"
 		-append "console=ttyAMA0 quiet cma=64M panic=-1 $vivid")
 else
-	qemu=(qemu-system-x86_64 -M q35 -accel tcg -m 1024 -smp 2 -nographic
+	qemu=(qemu-system-x86_64 -M q35 -accel tcg -m 1024 -smp "$smp" -nographic
 		-no-reboot -nic none -device intel-iommu -vga none -device virtio-gpu-pci
 		-kernel "$kernel_image" -initrd "$tmp/initrd.gz"
 		-append "console=ttyS0 quiet cma=64M panic=-1 intel_iommu=on $vivid")
 fi
+# A guest that overruns its time: where its CPUs are, read 15 s before
+# the end (a kernel spinning with interrupts off reports nothing itself).
+qemu+=(-monitor "unix:$tmp/monitor,server=on,wait=off")
+system_map=$(dirname "$kernel_image")/System.map
+(
+	exec </dev/null >/dev/null 2>&1 # meson waits for its pipes to close
+	sleep $((vm_timeout > 30 ? vm_timeout - 15 : vm_timeout / 2)) &
+	sleeper=$!
+	trap 'kill "$sleeper"; exit 0' TERM
+	wait "$sleeper"
+	python3 "$here/vm-where.py" "$tmp/monitor" "$system_map" >"$tmp/where" 2>&1
+) &
+watcher=$!
 timeout --foreground --kill-after=10 "$vm_timeout" "${qemu[@]}" \
 	</dev/null | sed -u 's/\x1b\(c\|\[[0-9;?]*[A-Za-z]\)//g' | tee "$console" ||
 	status=$?
+kill "$watcher" 2>/dev/null || true
+wait "$watcher" 2>/dev/null || true
 
 [ -z "$(tail -c 1 "$console")" ] || echo # end the console's last line
 # Markers may follow a test's output that did not end in a newline.
@@ -212,6 +233,7 @@ failed=$((ntests - passed))
 ok=1
 if [ "$status" = 124 ] || [ "$status" = 137 ]; then
 	echo "run-vm: the VM did not finish within ${vm_timeout}s" >&2
+	[ ! -s "$tmp/where" ] || sed 's/^/run-vm: /' "$tmp/where" >&2
 	ok=0
 fi
 if grep -q 'Kernel panic' "$console"; then
