@@ -87,7 +87,8 @@ esac
 
 key=$( (echo "$series $src_version"; cat "${fragments[@]}") | sha256sum | cut -c1-16)
 out="$cache/linux-$series-$key"
-if [ -f "$out/${image##*/}" ]; then
+# An image cached before System.map was kept is built again.
+if [ -f "$out/${image##*/}" ] && [ -f "$out/System.map" ]; then
 	echo "$out/${image##*/}"
 	exit 0
 fi
