@@ -142,9 +142,7 @@ static volatile sig_atomic_t timed_out, stuck;
 
 // Seconds a killed test has to be gone before it counts as stuck in the
 // kernel (a task SIGKILL cannot end sleeps uninterruptibly there).
-#ifndef KILL_GRACE
 #define KILL_GRACE 30
-#endif
 
 static void on_alarm(int sig)
 {
@@ -238,8 +236,7 @@ static void run_test(char **argv, unsigned timeout, char *status, size_t len)
 	// As PID 1 we also reap the orphans a test leaves behind.  The alarm
 	// interrupts the wait (no SA_RESTART) so that a stuck test is seen.
 	int ws = 0;
-	pid_t got;
-	while ((got = waitpid(-1, &ws, 0)) != pid && !stuck)
+	while (waitpid(-1, &ws, 0) != pid && !stuck)
 		;
 	alarm(0);
 	if (stuck) {
