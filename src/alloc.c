@@ -45,14 +45,16 @@ struct ion_alloc_config {
 struct ion_solution {
 	atomic_int refcount;
 	struct ion_ctx *ctx;
-	const struct ion_registry *reg;
+	struct ion_registry *reg;	/* what it was solved on */
 	struct ion_request req;
 	char *heap_name;	/* req.heap_name points here */
 	struct device_set *set;	/* req.constraints points into it */
 	const struct ion_heap **heaps;
 	unsigned int n_heaps;
 	int error;		/* what allocating answers with no heap */
-	bool weak_ctx;		/* a heap pool's: holds no reference to ctx */
+	/* A heap pool's: holds no reference to the context nor the registry,
+	 * which own the pool (through the heap's slot) that owns this. */
+	bool weak;
 	/*
 	 * Why the other heaps were left out: worded only when first asked
 	 * (by solving again with reasons), so that solving stays cheap.
@@ -127,9 +129,10 @@ static int device_set_add(struct device_set **setp, struct ion_device *dev,
 	return 0;
 }
 
-static int alloc_from(struct ion_ctx *ctx, const struct ion_request *req,
-		      const struct ion_heap *const *heaps, unsigned int n,
-		      int error, int *ret_fd, const struct ion_heap **ret_heap)
+/* From the first of heaps (reg's) that has the memory. */
+static int alloc_from(struct ion_ctx *ctx, struct ion_registry *reg,
+		      const struct ion_request *req, const struct ion_heap *const *heaps,
+		      unsigned int n, int error, int *ret_fd, const struct ion_heap **ret_heap)
 {
 	int r = error;
 
@@ -139,7 +142,8 @@ static int alloc_from(struct ion_ctx *ctx, const struct ion_request *req,
 
 		if (req->len > heap->max_len) {
 			r = -ENOMEM; /* a pool's longer request than the solution's */
-		} else if ((pool = ion_pools_heap_pool(ctx, heap, req->flags & CACHE_FLAGS, req->len))) {
+		} else if ((pool = ion_pools_heap_pool(ctx, reg, heap, req->flags & CACHE_FLAGS,
+							  req->len))) {
 			/* The board keeps buffers of this size ready. */
 			r = ion_pool_get(pool, req->len, ret_fd);
 		} else {
@@ -166,7 +170,7 @@ static int request_allocate(struct ion_ctx *ctx, const struct ion_request *req,
 			    int *ret_fd, const struct ion_heap **ret_heap)
 {
 	const struct ion_heap *stack[STACK_HEAPS], **heaps = stack;
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int n, error = 0, r;
 
 	r = ion_ctx_registry(ctx, &reg);
@@ -178,7 +182,7 @@ static int request_allocate(struct ion_ctx *ctx, const struct ion_request *req,
 			return -ENOMEM;
 	}
 	n = ion_solve(reg, req, heaps, &error, NULL);
-	r = n < 0 ? n : alloc_from(ctx, req, heaps, (unsigned int)n, error, ret_fd, ret_heap);
+	r = n < 0 ? n : alloc_from(ctx, reg, req, heaps, (unsigned int)n, error, ret_fd, ret_heap);
 	if (heaps != stack)
 		free(heaps);
 	return r;
@@ -336,22 +340,18 @@ static int request_from_config(const struct ion_alloc_config *config,
 
 /* ---- solutions ---- */
 
-ION_EXPORT int ion_ctx_solve(struct ion_ctx *ctx, const struct ion_alloc_config *config,
-			     struct ion_solution **ret_solution)
+/* Solves config on reg; a weak solution holds neither ctx nor reg. */
+static int solve_on(struct ion_ctx *ctx, struct ion_registry *reg,
+		    const struct ion_alloc_config *config, bool weak,
+		    struct ion_solution **ret_solution)
 {
-	const struct ion_registry *reg;
 	struct ion_solution *sol;
 	struct ion_request req;
-	int n, r;
+	int n;
 
-	if (!ctx || !config || !ret_solution)
-		return -EINVAL;
-	r = request_from_config(config, &req);
-	if (r < 0)
-		return r;
-	r = ion_ctx_registry(ctx, &reg);
-	if (r < 0)
-		return r;
+	n = request_from_config(config, &req);
+	if (n < 0)
+		return n;
 	sol = calloc(1, sizeof(*sol));
 	if (!sol)
 		return -ENOMEM;
@@ -372,12 +372,31 @@ ION_EXPORT int ion_ctx_solve(struct ion_ctx *ctx, const struct ion_alloc_config 
 	}
 	atomic_init(&sol->refcount, 1);
 	atomic_init(&sol->rejected, NULL);
-	sol->reg = reg;
 	sol->req = req;
 	sol->n_heaps = (unsigned int)n;
-	sol->ctx = ion_ctx_ref(ctx);
+	sol->weak = weak;
+	sol->reg = weak ? reg : ion_registry_ref(reg);
+	sol->ctx = weak ? ctx : ion_ctx_ref(ctx);
 	*ret_solution = sol;
 	return 0;
+}
+
+ION_EXPORT int ion_ctx_solve(struct ion_ctx *ctx, const struct ion_alloc_config *config,
+			     struct ion_solution **ret_solution)
+{
+	_cleanup_registry_ struct ion_registry *reg = NULL;
+	struct ion_request req;
+	int r;
+
+	if (!ctx || !config || !ret_solution)
+		return -EINVAL;
+	r = request_from_config(config, &req);
+	if (r < 0)
+		return r;
+	r = ion_ctx_registry(ctx, &reg);
+	if (r < 0)
+		return r;
+	return solve_on(ctx, reg, config, false, ret_solution);
 }
 
 ION_EXPORT struct ion_solution *ion_solution_ref(struct ion_solution *solution)
@@ -397,8 +416,10 @@ ION_EXPORT struct ion_solution *ion_solution_unref(struct ion_solution *solution
 	device_set_unref(solution->set);
 	free(solution->heaps);
 	free(solution->heap_name);
-	if (!solution->weak_ctx)
+	if (!solution->weak) {
+		ion_registry_unref(solution->reg);
 		ion_ctx_unref(solution->ctx);
+	}
 	free(solution);
 	return NULL;
 }
@@ -489,7 +510,7 @@ ION_EXPORT int ion_solution_alloc(const struct ion_solution *solution, int *ret_
 {
 	if (!solution || !ret_fd)
 		return -EINVAL;
-	return alloc_from(solution->ctx, &solution->req, solution->heaps,
+	return alloc_from(solution->ctx, solution->reg, &solution->req, solution->heaps,
 			  solution->n_heaps, solution->error, ret_fd, ret_heap);
 }
 
@@ -600,8 +621,9 @@ struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution)
 	return solution->ctx;
 }
 
-int ion_solution_for_heap(struct ion_ctx *ctx, const struct ion_heap *heap,
-			  unsigned int flags, struct ion_solution **ret)
+int ion_solution_for_heap(struct ion_ctx *ctx, struct ion_registry *reg,
+			  const struct ion_heap *heap, unsigned int flags,
+			  struct ion_solution **ret)
 {
 	struct ion_alloc_config *config;
 	int r = ion_alloc_config_new(&config);
@@ -612,15 +634,11 @@ int ion_solution_for_heap(struct ion_ctx *ctx, const struct ion_heap *heap,
 		r = ion_alloc_config_set_heap(config, heap->name);
 	if (r == 0)
 		r = ion_alloc_config_set_flags(config, flags);
+	/* The heap's pool is its registry's, and owns this: a reference
+	 * back would keep the registry and the context alive for ever. */
 	if (r == 0)
-		r = ion_ctx_solve(ctx, config, ret);
+		r = solve_on(ctx, reg, config, true, ret);
 	ion_alloc_config_free(config);
-	/* The context owns the heap's pool, which owns this: a reference
-	 * back would keep the context alive for ever. */
-	if (r == 0) {
-		(*ret)->weak_ctx = true;
-		ion_ctx_unref(ctx);
-	}
 	return r;
 }
 

@@ -11,6 +11,7 @@
 struct ion_alloc_config;
 struct ion_ctx;
 struct ion_heap;
+struct ion_registry;
 struct ion_solution;
 
 /* ion_solution_alloc() for another page-rounded length. */
@@ -23,9 +24,11 @@ size_t ion_alloc_config_max_alignment(const struct ion_alloc_config *config,
 				      struct ion_conf_src *ret_src);
 /* The context of a solution (no new reference). */
 struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution);
-/* A solution for one heap and cache flags (a heap's own pool). */
-int ion_solution_for_heap(struct ion_ctx *ctx, const struct ion_heap *heap,
-			  unsigned int flags, struct ion_solution **ret);
+/* A solution for one heap of reg and cache flags (the heap's own pool):
+ * it holds no reference to ctx or reg, which own the pool. */
+int ion_solution_for_heap(struct ion_ctx *ctx, struct ion_registry *reg,
+			  const struct ion_heap *heap, unsigned int flags,
+			  struct ion_solution **ret);
 /* The Pool hint of the solution's index-th device (NULL, 0: none);
  * false past the last device. */
 bool ion_solution_pool_hints(const struct ion_solution *solution, unsigned int index,

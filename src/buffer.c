@@ -55,6 +55,8 @@ struct ion_buffer {
 	struct plane planes[3];
 	int fd;				/* -1 until allocated */
 	const struct ion_heap *heap;
+	/* What it was allocated from: holds the registry that holds heap. */
+	struct ion_solution *solution;
 	char *reason;			/* the last failure's words */
 };
 
@@ -123,6 +125,7 @@ ION_EXPORT struct ion_buffer *ion_buffer_unref(struct ion_buffer *buffer)
 	if (buffer->fd >= 0)
 		close(buffer->fd);
 	ion_alloc_config_free(buffer->config);
+	ion_solution_unref(buffer->solution);
 	free(buffer->reason);
 	pthread_mutex_destroy(&buffer->lock);
 	ion_ctx_unref(buffer->ctx);
@@ -259,6 +262,7 @@ static int allocate(struct ion_buffer *b)
 			say(b, reason);
 		} else {
 			b->len = ion_solution_get_size(sol);
+			b->solution = steal_ptr(&sol);
 		}
 	}
 	ion_solution_unref(sol);

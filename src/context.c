@@ -134,6 +134,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	ion_pools_fork_child();
+	ion_registry_fork_child();
 	fork_lock.readers = 0;
 	depth = 0;
 	fork_lock.forking = false;
@@ -229,10 +230,12 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 	if (atomic_fetch_sub_explicit(&ctx->refcount, 1,
 				      memory_order_acq_rel) != 1)
 		return NULL;
-	/* The pools first: the heap pools allocate from the registry's heaps. */
-	ion_pools_fini(&ctx->pools);
+	/* The refill thread first: it works on the registry's heap pools.
+	 * Nothing else holds the registry now (holders hold the context). */
+	ion_pools_stop(&ctx->pools);
 	ion_monitor_free(ctx->monitor);
-	ion_registry_free(atomic_load_explicit(&ctx->registry, memory_order_acquire));
+	ion_registry_unref(atomic_load_explicit(&ctx->registry, memory_order_acquire));
+	ion_pools_fini(&ctx->pools);
 	pthread_mutex_destroy(&ctx->discover_lock);
 	free(ctx->heaps_path);
 	free(ctx->sysroot);

@@ -79,22 +79,4 @@ char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);
  * the caller has it (the registry keeps it), else NULL. */
 char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *root, const char *real);
 
-/*
- * The context's registry, discovered on first use (registry.c): 0 with
- * *ret set, or discovery's negative errno (it runs again next time).
- */
-int ion_registry_discover(struct ion_ctx *ctx, const struct ion_registry **ret);
-static inline int ion_ctx_registry(struct ion_ctx *ctx,
-				   const struct ion_registry **ret)
-{
-	const struct ion_registry *reg =
-		atomic_load_explicit(&ctx->registry, memory_order_acquire);
-
-	if (reg) {
-		*ret = reg;
-		return 0;
-	}
-	return ion_registry_discover(ctx, ret);
-}
-
 #endif

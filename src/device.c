@@ -771,7 +771,7 @@ static struct ion_device *device_new(const char *name)
 	return dev;
 }
 
-int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
+int ion_device_read(struct ion_ctx *ctx, struct ion_registry *reg,
 		    const char *syspath, struct ion_device **ret)
 {
 	_cleanup_free_ char *path = NULL, *full = NULL;
@@ -789,7 +789,9 @@ int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
 	dev = device_new(base);
 	if (!dev)
 		return -ENOMEM;
-	dev->ctx = ctx; /* not a reference: the registry's devices have none */
+	/* Not references: the registry's devices have none. */
+	dev->ctx = ctx;
+	dev->reg = reg;
 	dev->syspath = steal_ptr(&path);
 	full = ion_ctx_path(ctx, dev->syspath);
 	d.dev = full ? ion_sysfs_open_dir(AT_FDCWD, full) : -ENOMEM;
@@ -808,7 +810,7 @@ int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
 	return 0;
 }
 
-int ion_device_from_name(struct ion_ctx *ctx, const struct ion_registry *reg,
+int ion_device_from_name(struct ion_ctx *ctx, struct ion_registry *reg,
 			 const char *name, struct ion_device **ret)
 {
 	struct ion_device *dev;
@@ -820,6 +822,7 @@ int ion_device_from_name(struct ion_ctx *ctx, const struct ion_registry *reg,
 	if (!dev)
 		return -ENOMEM;
 	dev->ctx = ctx;
+	dev->reg = reg;
 	r = ion_conf_apply_device_name(reg->conf, name, &dev->constraint.props);
 	if (r >= 0) {
 		dev->sections = calloc(2, sizeof(char *));
@@ -925,6 +928,7 @@ static struct ion_device *user_ref(struct ion_device *dev)
 {
 	atomic_fetch_add_explicit(&dev->refcount, 1, memory_order_relaxed);
 	ion_ctx_ref(dev->ctx);
+	ion_registry_ref(dev->reg);
 	return dev;
 }
 
@@ -935,14 +939,17 @@ ION_EXPORT struct ion_device *ion_device_ref(struct ion_device *dev)
 
 ION_EXPORT struct ion_device *ion_device_unref(struct ion_device *dev)
 {
+	struct ion_registry *reg;
 	struct ion_ctx *ctx;
 
 	if (!dev)
 		return NULL;
-	/* The registry's own reference outlives this one; dropping the
-	 * context may then drop the registry and, with it, the device. */
+	/* The registry's own reference, if it lists the device, outlives
+	 * this one: dropping the registry then drops the device. */
 	ctx = dev->ctx;
+	reg = dev->reg;
 	ion_device_release(dev);
+	ion_registry_unref(reg);
 	ion_ctx_unref(ctx);
 	return NULL;
 }
@@ -983,15 +990,16 @@ static bool same_name(const struct ion_device *d, const void *key)
 }
 
 /* A device made for this call, not listed: the caller's reference
- * holds the context. */
+ * holds the context and the registry. */
 static struct ion_device *fresh(struct ion_ctx *ctx, struct ion_device *dev)
 {
 	dev->ctx = ion_ctx_ref(ctx);
+	ion_registry_ref(dev->reg);
 	return dev;
 }
 
 /* A /dev node: its char device's sysfs entry. */
-static int get_by_node(struct ion_ctx *ctx, const struct ion_registry *reg,
+static int get_by_node(struct ion_ctx *ctx, struct ion_registry *reg,
 		       const char *node, struct ion_device **ret)
 {
 	_cleanup_free_ char *path = ion_ctx_path(ctx, node);
@@ -1027,7 +1035,7 @@ static int get_by_node(struct ion_ctx *ctx, const struct ion_registry *reg,
 ION_EXPORT int ion_ctx_get_device(struct ion_ctx *ctx, const char *spec,
 				  struct ion_device **ret_device)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	struct ion_device *dev = NULL;
 	int r;
 
@@ -1064,7 +1072,7 @@ ION_EXPORT int ion_ctx_get_device(struct ion_ctx *ctx, const char *spec,
 
 ION_EXPORT int ion_ctx_get_device_count(struct ion_ctx *ctx)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int r;
 
 	if (!ctx)
@@ -1076,7 +1084,7 @@ ION_EXPORT int ion_ctx_get_device_count(struct ion_ctx *ctx)
 ION_EXPORT int ion_ctx_get_device_at(struct ion_ctx *ctx, unsigned int index,
 				     struct ion_device **ret_device)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int r;
 
 	if (!ctx || !ret_device)

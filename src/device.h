@@ -21,6 +21,9 @@ struct ion_registry;
 struct ion_device {
 	atomic_int refcount;	/* users' references, plus one if the registry lists it */
 	struct ion_ctx *ctx;	/* each user reference also holds one on it */
+	/* The registry it was read against, whose heaps.d parse its sources
+	 * point into: each user reference holds one on it too. */
+	struct ion_registry *reg;
 	char *name;		/* "card1", "video0", or a heaps.d section name */
 	char *devnode;		/* "/dev/dri/card1", or NULL */
 	char *syspath;		/* the class device, without the sysroot, or NULL */
@@ -50,10 +53,10 @@ struct ion_device {
  * sysroot): 0 with *ret (refcount 1, no context reference), or a
  * negative errno.  The registry must be complete but for its devices.
  */
-int ion_device_read(struct ion_ctx *ctx, const struct ion_registry *reg,
+int ion_device_read(struct ion_ctx *ctx, struct ion_registry *reg,
 		    const char *syspath, struct ion_device **ret);
 /* A device that only its heaps.d sections describe; -ENOENT without one. */
-int ion_device_from_name(struct ion_ctx *ctx, const struct ion_registry *reg,
+int ion_device_from_name(struct ion_ctx *ctx, struct ion_registry *reg,
 			 const char *name, struct ion_device **ret);
 /* Every device of the classes libion knows (drm cards, video4linux,
  * accel) into reg->devices; 0 or a negative errno. */

@@ -189,13 +189,18 @@ static void drain(struct ion_ctx *ctx)
 
 ION_EXPORT int ion_ctx_rescan(struct ion_ctx *ctx)
 {
+	struct ion_registry *old = NULL;
 	int r, state;
 
 	if (!ctx)
 		return -EINVAL;
 	ion_ctx_lock(ctx, &state);
 	drain(ctx);
-	r = ion_registry_rediscover(ctx);
+	r = ion_registry_rediscover(ctx, &old);
 	ion_ctx_unlock(ctx, state);
+	/* Outside the lock: the old registry's end may wait for the refill
+	 * thread to let go of its heap pools. */
+	if (r == 1)
+		ion_registry_retire(old);
 	return r;
 }

@@ -916,10 +916,9 @@ void ion_pools_init(struct ion_pools *pools)
 
 static void pool_free(struct ion_pool *pool);
 
-void ion_pools_fini(struct ion_pools *pools)
+void ion_pools_stop(struct ion_pools *pools)
 {
 	bool joined;
-	int wake_fd;
 
 	pthread_mutex_lock(&all_lock);
 	for (struct ion_pools **p = &all_pools; *p; p = &(*p)->next)
@@ -935,20 +934,14 @@ void ion_pools_fini(struct ion_pools *pools)
 	pthread_mutex_unlock(&pools->lock);
 	if (joined)
 		pthread_join(pools->thread, NULL);
-	/* The heap pools are the context's; users' pools hold it alive. */
-	for (;;) {
-		struct ion_pool *heap_pool = NULL;
+}
 
-		pthread_mutex_lock(&pools->lock);
-		for (struct ion_pool *p = pools->list; p && !heap_pool; p = p->next)
-			if (p->heap_pool)
-				heap_pool = p;
-		pthread_mutex_unlock(&pools->lock);
-		if (!heap_pool)
-			break;
-		pool_free(heap_pool);
-	}
-	wake_fd = atomic_load_explicit(&pools->wake_fd, memory_order_relaxed);
+void ion_pools_fini(struct ion_pools *pools)
+{
+	int wake_fd = atomic_load_explicit(&pools->wake_fd, memory_order_relaxed);
+
+	/* Users' pools hold the context alive, and the heap pools went
+	 * with their registries: none is left. */
 	if (wake_fd >= 0)
 		close(wake_fd);
 	if (pools->psi_fd >= 0)
@@ -1064,8 +1057,9 @@ ION_EXPORT int ion_pool_new(struct ion_solution *solution, struct ion_pool **ret
 	return 0;
 }
 
-struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap *heap,
-				     unsigned int flags, size_t len)
+struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, struct ion_registry *reg,
+				     const struct ion_heap *heap, unsigned int flags,
+				     size_t len)
 {
 	struct ion_pools *all = &ctx->pools;
 	_Atomic(struct ion_pool *) *slot;
@@ -1078,13 +1072,13 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	for (size_t h = 0; h < heap->n_pool_hints && !hinted; h++)
 		hinted = page_round(heap->pool_hints[h].size) == len;
 	/* A heap is immutable but for this slot, set once. */
-	slot = (_Atomic(struct ion_pool *) *)&heap->pools[flags & 3];
+	slot = &reg->heaps[heap->index]->pools[flags & 3];
 	pool = atomic_load_explicit(slot, memory_order_acquire);
 	if (pool)
 		return hinted ? pool : NULL;
 	/* Made at the heap's first use, whatever the size, so that the
 	 * hinted sizes are ready by the time they are asked for. */
-	if (ion_solution_for_heap(ctx, heap, flags, &solution) < 0 ||
+	if (ion_solution_for_heap(ctx, reg, heap, flags, &solution) < 0 ||
 	    pool_create(ctx, solution, true, true, &pool) < 0 ||
 	    set_hints(pool, heap->pool_hints, heap->n_pool_hints) < 0) {
 		if (pool)
@@ -1105,6 +1099,11 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	pthread_mutex_unlock(&all->lock);
 	ion_dbg(ctx, "heap %s: a pool for the board's Pool hint", heap->name);
 	return hinted ? pool : NULL;
+}
+
+void ion_pools_heap_pool_free(struct ion_pool *pool)
+{
+	pool_free(pool);
 }
 
 ION_EXPORT struct ion_pool *ion_pool_ref(struct ion_pool *pool)

@@ -16,6 +16,7 @@
 struct ion_ctx;
 struct ion_heap;
 struct ion_pool;
+struct ion_registry;
 
 /* What a context keeps of its pools (embedded in struct ion_ctx). */
 struct ion_pools {
@@ -46,17 +47,23 @@ void ion_pools_init(struct ion_pools *pools);
 void ion_pools_fork_prepare(void);
 void ion_pools_fork_parent(void);
 void ion_pools_fork_child(void);
-/* Stops the thread and frees the heap pools (at the context's end). */
+/* At the context's end: ion_pools_stop() stops the thread, before the
+ * registry (whose heaps own the heap pools) goes; ion_pools_fini() then
+ * frees what is left. */
+void ion_pools_stop(struct ion_pools *pools);
 void ion_pools_fini(struct ion_pools *pools);
 
 /*
- * The pool of a heap whose board file gives it a Pool hint, for
+ * The pool of a heap of reg whose board file gives it a Pool hint, for
  * allocations of len bytes with these cache flags: made (and filled in
- * the background) on the heap's first use.  NULL when no hint of the
- * heap names exactly len's size (a pool's size classes must not change what an
+ * the background) on the heap's first use, and freed with the heap
+ * (ion_pools_heap_pool_free()).  NULL when no hint of the heap names
+ * exactly len's size (a pool's size classes must not change what an
  * allocation by name gives), or on ENOMEM.
  */
-struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap *heap,
-				     unsigned int flags, size_t len);
+struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, struct ion_registry *reg,
+				     const struct ion_heap *heap, unsigned int flags,
+				     size_t len);
+void ion_pools_heap_pool_free(struct ion_pool *pool);
 
 #endif

@@ -6,6 +6,7 @@
  * registry is immutable and read without locks.
  */
 #include <dirent.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -141,6 +142,12 @@ const struct ion_heap *ion_registry_find_named(const struct ion_registry *reg,
 
 static void heap_free(struct ion_heap *h)
 {
+	for (size_t i = 0; i < sizeof(h->pools) / sizeof(h->pools[0]); i++) {
+		struct ion_pool *pool = atomic_load_explicit(&h->pools[i], memory_order_acquire);
+
+		if (pool)
+			ion_pools_heap_pool_free(pool);
+	}
 	if (h->backend->destroy)
 		h->backend->destroy(h);
 	free(h->name);
@@ -156,11 +163,12 @@ static void heap_free(struct ion_heap *h)
 	free(h);
 }
 
-void ion_registry_free(struct ion_registry *reg)
+static void registry_free(struct ion_registry *reg)
 {
-	if (!reg)
-		return;
-	ion_registry_free(reg->older);
+	int state;
+
+	/* Whoever drops the last reference: a heap pool's end may wait. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
 	for (unsigned int i = 0; i < reg->n_devices; i++)
 		ion_device_release(reg->devices[i]);
 	free(reg->devices);
@@ -172,6 +180,19 @@ void ion_registry_free(struct ion_registry *reg)
 	ion_board_facts_clear(&reg->board);
 	ion_attrs_clear(&reg->boards);
 	free(reg);
+	pthread_setcancelstate(state, NULL);
+}
+
+struct ion_registry *ion_registry_ref(struct ion_registry *reg)
+{
+	atomic_fetch_add_explicit(&reg->refcount, 1, memory_order_relaxed);
+	return reg;
+}
+
+void ion_registry_unref(struct ion_registry *reg)
+{
+	if (reg && atomic_fetch_sub_explicit(&reg->refcount, 1, memory_order_acq_rel) == 1)
+		registry_free(reg);
 }
 
 static void remove_heap(struct ion_registry *reg, unsigned int i)
@@ -560,6 +581,7 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 
 	if (!reg)
 		return -ENOMEM;
+	atomic_init(&reg->refcount, 1);
 	if (ctx->sysroot[0] && !(reg->root = realpath(ctx->sysroot, NULL))) {
 		r = errno == ENOMEM ? -ENOMEM : 0;
 		ion_dbg(ctx, "sysroot %s: %m", ctx->sysroot);
@@ -600,7 +622,7 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 		r = ion_devices_enumerate(ctx, reg);
 	}
 	if (r < 0) {
-		ion_registry_free(reg);
+		registry_free(reg);
 		return r;
 	}
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
@@ -641,25 +663,31 @@ static bool same_registry(const struct ion_registry *a, const struct ion_registr
 	return true;
 }
 
-int ion_registry_rediscover(struct ion_ctx *ctx)
-{
-	struct ion_registry *old = atomic_load_explicit(&ctx->registry, memory_order_relaxed);
-	struct ion_registry *reg;
-	int r = discover(ctx, &reg);
+/*
+ * Taking a reference to the context's registry races with a rescan that
+ * replaces it and drops the context's reference: the reader may load the
+ * old pointer just before, and count on it just after, the registry is
+ * freed.  So every reader counts itself in this window (one for the whole
+ * library: it is a few instructions long and never blocks), and a rescan
+ * waits until the window is empty before it lets the old registry go.
+ */
+static atomic_uint readers;
+static __thread unsigned int borrows; /* this thread's calls with one borrowed */
+static __thread int borrow_cancel_state;
 
-	if (r < 0)
-		return r;
-	if (old && same_registry(old, reg)) {
-		ion_registry_free(reg);
-		return 0;
-	}
-	reg->older = old;
-	atomic_store_explicit(&ctx->registry, reg, memory_order_release);
-	ion_dbg(ctx, "rescan: %u heaps and %u devices now", reg->n_heaps, reg->n_devices);
-	return 1;
+static struct ion_registry *current_ref(struct ion_ctx *ctx)
+{
+	struct ion_registry *reg;
+
+	atomic_fetch_add(&readers, 1);
+	reg = atomic_load(&ctx->registry);
+	if (reg)
+		ion_registry_ref(reg);
+	atomic_fetch_sub_explicit(&readers, 1, memory_order_release);
+	return reg;
 }
 
-int ion_registry_discover(struct ion_ctx *ctx, const struct ion_registry **ret)
+static int discover_ref(struct ion_ctx *ctx, struct ion_registry **ret)
 {
 	struct ion_registry *reg;
 	int r = 0, state;
@@ -672,17 +700,72 @@ int ion_registry_discover(struct ion_ctx *ctx, const struct ion_registry **ret)
 		if (r == 0)
 			atomic_store_explicit(&ctx->registry, reg, memory_order_release);
 	}
-	ion_ctx_unlock(ctx, state);
 	if (r == 0)
-		*ret = reg;
+		*ret = ion_registry_ref(reg);
+	ion_ctx_unlock(ctx, state);
 	return r;
+}
+
+int ion_ctx_registry(struct ion_ctx *ctx, struct ion_registry **ret)
+{
+	struct ion_registry *reg;
+	int r = 0, state;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &state);
+	reg = current_ref(ctx);
+	if (!reg)
+		r = discover_ref(ctx, &reg);
+	if (r < 0) {
+		pthread_setcancelstate(state, NULL);
+		return r;
+	}
+	if (borrows++ == 0)
+		borrow_cancel_state = state;
+	*ret = reg;
+	return 0;
+}
+
+void ion_registry_put(struct ion_registry *reg)
+{
+	ion_registry_unref(reg);
+	if (--borrows == 0)
+		pthread_setcancelstate(borrow_cancel_state, NULL);
+}
+
+int ion_registry_rediscover(struct ion_ctx *ctx, struct ion_registry **ret_old)
+{
+	struct ion_registry *old = atomic_load_explicit(&ctx->registry, memory_order_relaxed);
+	struct ion_registry *reg;
+	int r = discover(ctx, &reg);
+
+	if (r < 0)
+		return r;
+	if (old && same_registry(old, reg)) {
+		registry_free(reg);
+		return 0;
+	}
+	*ret_old = atomic_exchange(&ctx->registry, reg);
+	ion_dbg(ctx, "rescan: %u heaps and %u devices now", reg->n_heaps, reg->n_devices);
+	return 1;
+}
+
+void ion_registry_retire(struct ion_registry *old)
+{
+	while (atomic_load_explicit(&readers, memory_order_acquire))
+		sched_yield();
+	ion_registry_unref(old);
+}
+
+void ion_registry_fork_child(void)
+{
+	atomic_store_explicit(&readers, 0, memory_order_relaxed);
 }
 
 /* ---- the public view of heaps ---- */
 
 ION_EXPORT int ion_ctx_get_heap_count(struct ion_ctx *ctx)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int r;
 
 	if (!ctx)
@@ -694,7 +777,7 @@ ION_EXPORT int ion_ctx_get_heap_count(struct ion_ctx *ctx)
 ION_EXPORT int ion_ctx_get_heap(struct ion_ctx *ctx, unsigned int index,
 				const struct ion_heap **ret_heap)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int r;
 
 	if (!ctx || !ret_heap)
@@ -711,7 +794,7 @@ ION_EXPORT int ion_ctx_get_heap(struct ion_ctx *ctx, unsigned int index,
 ION_EXPORT int ion_ctx_find_heap(struct ion_ctx *ctx, const char *name,
 				 const struct ion_heap **ret_heap)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	const struct ion_heap *h;
 	int r;
 
@@ -796,7 +879,7 @@ ION_EXPORT int ion_heap_get_attribute(const struct ion_heap *heap, unsigned int 
 
 ION_EXPORT int ion_ctx_get_board_count(struct ion_ctx *ctx)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int r;
 
 	if (!ctx)
@@ -808,7 +891,7 @@ ION_EXPORT int ion_ctx_get_board_count(struct ion_ctx *ctx)
 ION_EXPORT int ion_ctx_get_board(struct ion_ctx *ctx, unsigned int index,
 				 const char **ret_name, const char **ret_source)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int r;
 
 	if (!ctx || !ret_name || !ret_source)
@@ -825,7 +908,7 @@ ION_EXPORT int ion_ctx_get_board(struct ion_ctx *ctx, unsigned int index,
 
 ION_EXPORT int ion_ctx_get_config_file_count(struct ion_ctx *ctx)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int r;
 
 	if (!ctx)
@@ -836,7 +919,7 @@ ION_EXPORT int ion_ctx_get_config_file_count(struct ion_ctx *ctx)
 
 ION_EXPORT const char *ion_ctx_get_config_file(struct ion_ctx *ctx, unsigned int index)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 
 	if (!ctx || ion_ctx_registry(ctx, &reg) < 0 || index >= ion_conf_file_count(reg->conf))
 		return NULL;
@@ -845,7 +928,7 @@ ION_EXPORT const char *ion_ctx_get_config_file(struct ion_ctx *ctx, unsigned int
 
 ION_EXPORT int ion_ctx_get_config_error_count(struct ion_ctx *ctx)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int r;
 
 	if (!ctx)

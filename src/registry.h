@@ -71,6 +71,9 @@ struct ion_heap {
 struct ion_device;
 
 struct ion_registry {
+	/* The context's, while it is the current one, and one for each
+	 * holder: a solution, a device a user holds, a call under way. */
+	atomic_int refcount;
 	struct ion_heap **heaps;
 	unsigned int n_heaps;
 	const struct ion_heap *by_id[ION_MAX_IDS]; /* the compat view */
@@ -82,9 +85,6 @@ struct ion_registry {
 	uint64_t mem_total, cma_total;	/* /proc/meminfo's, in bytes (0: unknown) */
 	struct ion_device **devices;	/* the devices discovery read */
 	unsigned int n_devices;
-	/* The registry this one replaced at a rescan: kept, since heaps and
-	 * devices got from it must stay valid for the context's life. */
-	struct ion_registry *older;
 };
 
 /* ---- for backends, while they probe ---- */
@@ -128,13 +128,42 @@ bool ion_is_cma_name(const char *name);
  * area means one memory.  malloc'ed; NULL on ENOMEM. */
 char *ion_cma_memory_key(const char *name);
 
-/* Frees reg and the older registries it replaced. */
-void ion_registry_free(struct ion_registry *reg);
+/*
+ * The registry's lifetime.  A rescan that finds another set replaces the
+ * context's registry; the old one is freed, with its heaps, devices,
+ * heap pools and node fds, once nothing holds it any more.
+ *
+ * ion_ctx_registry(): the context's registry, discovered on first use,
+ * borrowed for the length of one call: 0 with *ret a reference, or
+ * discovery's negative errno (it runs again next time).  Cancellation is
+ * off until the matching ion_registry_put(), so that a cancelled call
+ * never strands a reference.  Callers keep it in a _cleanup_registry_
+ * variable.
+ */
+int ion_ctx_registry(struct ion_ctx *ctx, struct ion_registry **ret);
+void ion_registry_put(struct ion_registry *reg);
+static inline void ion_registry_putp(struct ion_registry **reg)
+{
+	if (*reg)
+		ion_registry_put(*reg);
+}
+#define _cleanup_registry_ __attribute__((cleanup(ion_registry_putp)))
+
+/* A reference that outlives the call (a solution's, a device's). */
+struct ion_registry *ion_registry_ref(struct ion_registry *reg);
+void ion_registry_unref(struct ion_registry *reg);
+
 /*
  * With the context's lock held: discovery again, the result replacing the
- * registry when heaps or devices differ (the old one kept).  1 when they
- * changed, 0 when not, or discovery's negative errno.
+ * registry when heaps or devices differ.  1 with *ret_old the replaced
+ * registry, which the caller hands to ion_registry_retire() once it has
+ * dropped the lock; 0 when nothing changed; or discovery's negative errno.
  */
-int ion_registry_rediscover(struct ion_ctx *ctx);
+int ion_registry_rediscover(struct ion_ctx *ctx, struct ion_registry **ret_old);
+/* Drops the context's reference to a replaced registry, once no call
+ * that may have just read the old pointer is still about to take one. */
+void ion_registry_retire(struct ion_registry *old);
+/* In a forked child (context.c's atfork handler): no call is under way. */
+void ion_registry_fork_child(void);
 
 #endif

@@ -42,7 +42,7 @@ ION_EXPORT int ion_sync(int buf_fd, unsigned int flags)
 
 ION_EXPORT int ion_ctx_sync_for_device(struct ion_ctx *ctx, int buf_fd)
 {
-	const struct ion_registry *reg;
+	_cleanup_registry_ struct ion_registry *reg = NULL;
 	int r;
 
 	if (!ctx)

@@ -14,7 +14,9 @@
  *  - Ownership: "returns a reference" means the caller drops it with the
  *    matching _unref(); _unref() and _free() accept NULL and return NULL
  *    (p = ion_x_unref(p)).  Objects got from another object without a
- *    reference (heaps) live as long as that object.
+ *    reference (heaps) live as long as that object.  Heaps and strings
+ *    got from the context itself live until a rescan replaces the set
+ *    (ion_ctx_rescan() returns 1).
  *  - Threads: a context and everything immutable it hands out (heaps,
  *    solutions) may be used from any number of threads at once.  Builders
  *    (struct ion_alloc_config) belong to one thread at a time.
@@ -147,9 +149,13 @@ int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path);
  * the sysroot, and a udev monitor where libion was built with libudev,
  * the root is the real one and udevd runs.  ion_ctx_rescan() then drains
  * it and runs discovery again: when heaps or devices differ, new calls see
- * the new set, while every heap, device, solution, pool and buffer got
- * before stays valid (the old set lives as long as the context) and
- * buffers already allocated are untouched.
+ * the new set.  Every device, solution, pool and buffer got before stays
+ * valid and keeps the set it came from (with the heaps it reaches) alive;
+ * buffers already allocated are untouched.  The old set itself is freed,
+ * with its fds, once nothing holds it: a heap or string got from the
+ * context directly (ion_ctx_get_heap(), ion_ctx_find_heap(),
+ * ion_ctx_get_board()) is valid until the rescan that returns 1, so a
+ * program that keeps one across rescans keeps a solution instead.
  * Returns: the fd, or a negative errno; ion_ctx_rescan(): 1 when the set
  * changed, 0 when not, or discovery's negative errno.
  * Threads: any.  Since: 1.0
@@ -163,7 +169,8 @@ int ion_ctx_rescan(struct ion_ctx *ctx);
  * order they were read, and how many problems the files had (each was
  * logged as "file:line: message" at LOG_ERR; a broken section is skipped
  * and the rest stands).  Counts are negative errnos on failure, from
- * discovery.  Strings live as long as the context.  Since: 1.0
+ * discovery.  Strings live until a rescan replaces the set (see
+ * ion_ctx_rescan()).  Since: 1.0
  */
 int ion_ctx_get_board_count(struct ion_ctx *ctx);
 int ion_ctx_get_board(struct ion_ctx *ctx, unsigned int index,
@@ -229,8 +236,9 @@ int ion_ctx_sync_for_device(struct ion_ctx *ctx, int buf_fd);
 int ion_ctx_get_heap_count(struct ion_ctx *ctx);
 /*
  * ion_ctx_get_heap: the heap at index (0 to count - 1), in discovery order
- * (the order of preference between backends).  The heap lives as long as
- * the context.
+ * (the order of preference between backends).  The heap lives until a
+ * rescan replaces the set (see ion_ctx_rescan()); one reached through a
+ * solution, buffer or rejection lives as long as that object.
  *
  * Errors: -EINVAL; -ENOENT past the last heap; discovery's.  Since: 1.0
  */

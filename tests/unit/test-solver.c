@@ -923,6 +923,7 @@ static struct ion_ctx *ctx_with_board(const struct heap_spec *spec)
 	struct ion_ctx *ctx;
 
 	assert_non_null(reg);
+	atomic_init(&reg->refcount, 1);
 	assert_int_equal(ion_ctx_new(NULL, &ctx), 0);
 	reg->ram_bits = RAM_BITS;
 	for (unsigned int i = 0; spec[i].name; i++) {
@@ -948,8 +949,8 @@ static struct ion_ctx *ctx_with_board(const struct heap_spec *spec)
 
 /*
  * A device made for the caller, as ion_ctx_get_device() makes one that
- * discovery did not list: the caller's reference holds the context, and
- * ion_device_unref() frees it.
+ * discovery did not list: the caller's reference holds the context and
+ * the registry, and ion_device_unref() frees it.
  */
 static struct ion_device *fake_device(struct ion_ctx *ctx, const char *name,
 				      const struct kv *keys)
@@ -963,6 +964,7 @@ static struct ion_device *fake_device(struct ion_ctx *ctx, const char *name,
 	dev->constraint.device = dev->name;
 	parse_keys(&dev->constraint.props, keys);
 	dev->ctx = ion_ctx_ref(ctx);
+	dev->reg = ion_registry_ref(atomic_load(&ctx->registry));
 	return dev;
 }
 
