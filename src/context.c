@@ -135,6 +135,7 @@ static void fork_child(void)
 {
 	ion_pools_fork_child();
 	ion_registry_fork_child();
+	ion_monitor_fork_child();
 	fork_lock.readers = 0;
 	depth = 0;
 	fork_lock.forking = false;

@@ -33,6 +33,10 @@
 		    IN_DELETE_SELF)
 
 struct ion_monitor {
+	/* The fork generation it was made in: a forked child shares the
+	 * parent's inotify queue and udev socket, and reading them would
+	 * take the parent's events.  The child makes its own instead. */
+	unsigned int generation;
 	int epoll_fd;
 	int inotify_fd;
 #if HAVE_LIBUDEV
@@ -116,6 +120,13 @@ static void free_udev(struct ion_monitor *m)
 }
 #endif
 
+static atomic_uint generation;
+
+void ion_monitor_fork_child(void)
+{
+	atomic_fetch_add_explicit(&generation, 1, memory_order_relaxed);
+}
+
 void ion_monitor_free(struct ion_monitor *m)
 {
 	if (!m)
@@ -134,6 +145,7 @@ static int monitor_new(struct ion_ctx *ctx, struct ion_monitor **ret)
 
 	if (!m)
 		return -ENOMEM;
+	m->generation = atomic_load_explicit(&generation, memory_order_relaxed);
 	m->inotify_fd = -1;
 	m->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (m->epoll_fd < 0) {
@@ -157,6 +169,17 @@ fail:
 	return r;
 }
 
+/* With the context's lock held: in a forked child, the parent's monitor
+ * goes (the child's copies of its fds closed, the parent's untouched). */
+static void forget_inherited(struct ion_ctx *ctx)
+{
+	if (ctx->monitor &&
+	    ctx->monitor->generation != atomic_load_explicit(&generation, memory_order_relaxed)) {
+		ion_monitor_free(ctx->monitor);
+		ctx->monitor = NULL;
+	}
+}
+
 ION_EXPORT int ion_ctx_get_monitor_fd(struct ion_ctx *ctx)
 {
 	int r = 0, state;
@@ -164,6 +187,7 @@ ION_EXPORT int ion_ctx_get_monitor_fd(struct ion_ctx *ctx)
 	if (!ctx)
 		return -EINVAL;
 	ion_ctx_lock(ctx, &state);
+	forget_inherited(ctx);
 	if (!ctx->monitor)
 		r = monitor_new(ctx, &ctx->monitor);
 	if (r == 0)
@@ -177,6 +201,7 @@ static void drain(struct ion_ctx *ctx)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
 
+	forget_inherited(ctx);
 	if (!ctx->monitor)
 		return;
 	while (read(ctx->monitor->inotify_fd, buf, sizeof(buf)) > 0)

@@ -156,6 +156,8 @@ int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path);
  * context directly (ion_ctx_get_heap(), ion_ctx_find_heap(),
  * ion_ctx_get_board()) is valid until the rescan that returns 1, so a
  * program that keeps one across rescans keeps a solution instead.
+ * A forked child gets a monitor of its own on first use (the parent's
+ * queue is the parent's).
  * Returns: the fd, or a negative errno; ion_ctx_rescan(): 1 when the set
  * changed, 0 when not, or discovery's negative errno.
  * Threads: any.  Since: 1.0

@@ -271,6 +271,8 @@ static void test_rescan_under_readers(void **state)
 	make_path(root, "/dev/dma_heap/system", path, sizeof(path));
 	assert_int_equal(ion_ctx_new(root, &ctx), 0);
 	assert_int_equal(ion_ctx_set_heaps_path(ctx, ""), 0);
+	/* Discovered before the node comes: else a reader might see it first. */
+	assert_int_equal(ion_ctx_get_heap_count(ctx), 1);
 	for (int i = 0; i < 3; i++) {
 		readers[i] = (struct reader){ ctx, &stop, 0 };
 		assert_int_equal(pthread_create(&threads[i], NULL, read_while_rescanned, &readers[i]), 0);
