@@ -293,6 +293,54 @@ static void test_rescan_under_readers(void **state)
 	fd_table_assert_same(&fds);
 }
 
+/*
+ * A forked child shares its parent's inotify queue: a rescan in the
+ * child must not take the event the parent has yet to see.  The child
+ * gets a monitor of its own.
+ */
+static void test_fork_leaves_parent_events(void **state)
+{
+	char root[] = "/tmp/libion-hotplug-XXXXXX", path[256];
+	struct fd_table fds;
+	struct ion_ctx *ctx;
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	fd_table_read(&fds);
+	make_root(root);
+	assert_int_equal(ion_ctx_new(root, &ctx), 0);
+	assert_int_equal(ion_ctx_set_heaps_path(ctx, ""), 0);
+	fd = ion_ctx_get_monitor_fd(ctx);
+	assert_true(fd >= 0);
+	make_path(root, "/dev/dma_heap/system", path, sizeof(path));
+	assert_int_equal(symlink("/dev/null", path), 0);
+	assert_true(readable(fd, 2000));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int own;
+
+		/* No event of its own here: the parent's queue would see it. */
+		if (ion_ctx_rescan(ctx) != 1)
+			_exit(2);
+		own = ion_ctx_get_monitor_fd(ctx);
+		if (own < 0 || !fd_is_cloexec(own) || readable(own, 0))
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* The parent's event is still there for it. */
+	assert_true(readable(fd, 0));
+	assert_int_equal(ion_ctx_rescan(ctx), 1);
+	assert_int_equal(ion_ctx_get_heap_count(ctx), 2);
+	ion_ctx_unref(ctx);
+	test_remove_tree(root);
+	fd_table_assert_same(&fds);
+}
+
 static int count_v4l2(struct ion_ctx *ctx)
 {
 	int n = ion_ctx_get_device_count(ctx), v = 0;
@@ -364,6 +412,7 @@ int main(void)
 		cmocka_unit_test(test_heap_comes_and_goes),
 		cmocka_unit_test(test_plug_unplug_is_flat),
 		cmocka_unit_test(test_rescan_under_readers),
+		cmocka_unit_test(test_fork_leaves_parent_events),
 		cmocka_unit_test(test_camera_unbound_and_bound),
 	};
 
