@@ -160,6 +160,15 @@ expect 1 "alloc for no such device" -- alloc --size 4K --for /dev/nosuch-device 
 expect 1 "devices of no such device" -- devices /sys/devices/nosuch-device &&
 	has err '^ionctl devices: no device /sys/devices/nosuch-device: ' \
 		"devices names the missing device"
+# --constraints: another process's, the DEVICEs left out.  Heaps=nosuch
+# excludes every heap, and memfd is out for any device: each verdict is
+# the remote device's.
+expect 1 "explain --constraints of another process" -- explain \
+	--constraints 'ionc1 dev=peer0,Heaps=nosuch@7@peer.conf' &&
+	has out "^   $heap +out: peer0 " "explain names the other process's device"
+expect 1 "solve --constraints of a malformed text" -- solve --constraints 'ionc1 dev=%GG' &&
+	has err '^ionctl solve: the constraints are refused: Invalid argument$' \
+		"solve says the text is refused"
 printf '[Heap system]\nContigous = yes\n' >"$tmp/90-bad.conf"
 expect 1 "check of a file with a typo" -- check "$tmp/90-bad.conf" &&
 	has err "90-bad.conf:2: " "check says file:line"
