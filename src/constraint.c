@@ -8,12 +8,34 @@
  *
  * NAME, HEAP, VALUE and SOURCE are percent-encoded: every byte but
  * [A-Za-z0-9._/+-] is %XX (so ';', ',', '=', '@' and blanks never appear
- * raw).  KEY is a heaps.d device key (Heaps, Contiguous, AddressBits,
- * Cache, Alignment, KernelMap, OwnBuffersOnly, Pool), VALUE as a heaps.d
- * file writes it, LINE the source's line (0: none), SOURCE where the
- * value came from ("heaps.d/50-qemu-q35.conf", "udev property ...").
+ * raw).  KEY is a heaps.d device key (below), VALUE as a heaps.d file
+ * writes it, LINE the source's line (0: none), SOURCE where the value
+ * came from ("heaps.d/50-qemu-q35.conf", "udev property ...").
  * Unknown versions, unknown keys, a key twice, bad values, more than 64
  * constraints or 64 KiB: -EINVAL, and nothing is taken.
+ *
+ * The text comes from another process, which may restrict the
+ * receiver's allocation but never make it spend: each key only narrows
+ * the heaps that may serve, or orders those that are left, and the
+ * receiver allocates what it asked for, once.  Key by key:
+ *
+ *   Heaps, Contiguous, AddressBits, Cache, KernelMap, OwnBuffersOnly:
+ *     leave heaps out (the solver's check_constraint()): carried.  That
+ *     may leave only scarce memory (Contiguous=yes: CMA), as the same
+ *     device of the receiver's own would.
+ *   Alignment: leaves out the heaps that align less (the solver); an
+ *     image's layout takes it from attached devices only, never from a
+ *     text (buffer.c has no remote constraint): carried.
+ *   own=: the peer's own verdict on its own heap, no other device's (the
+ *     constraints are AND-ed): carried.
+ *   uncached=: puts uncached heaps first among those left (the solver's
+ *     better()), as for a device of the receiver's own that is not
+ *     DMA-coherent; the same one buffer of the same size: carried.
+ *   Pool: would have the receiver keep COUNT buffers of SIZE ready, up to
+ *     1024 of each size (a peer asked 7 TiB that way): not the format's.
+ *     The serializer leaves it out and the parser refuses it as any
+ *     unknown key, rather than drop it unseen: a sender that means to
+ *     fill another process's pool learns that it cannot.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,10 +47,12 @@
 #define MAX_TEXT ION_CONSTRAINTS_MAX_TEXT
 #define MAX_CONSTRAINTS ION_CONSTRAINTS_MAX
 
-/* The keys a constraint carries, in the order they are written. */
+/* The keys a constraint carries, in the order they are written: what the
+ * serializer writes and the parser takes, both from this one list, so
+ * that neither passes what the other would not (no Pool: see above). */
 static const enum ion_conf_key keys[] = {
 	ION_KEY_HEAPS, ION_KEY_CONTIGUOUS, ION_KEY_ADDRESS_BITS, ION_KEY_CACHE,
-	ION_KEY_ALIGNMENT, ION_KEY_KERNEL_MAP, ION_KEY_OWN_BUFFERS_ONLY, ION_KEY_POOL,
+	ION_KEY_ALIGNMENT, ION_KEY_KERNEL_MAP, ION_KEY_OWN_BUFFERS_ONLY,
 };
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 

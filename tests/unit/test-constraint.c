@@ -185,7 +185,7 @@ static int group_teardown(void **state)
 
 /* ---- each test's state ---- */
 
-#define MAX_HELD 16
+#define MAX_HELD 32
 
 struct fixture {
 	struct fd_table fds;
@@ -529,7 +529,8 @@ static void test_every_key(void **state)
 	assert_string_equal(p[0].dev, "cam");
 	assert_null(p[0].own);
 	assert_null(p[0].uncached);
-	assert_int_equal(p[0].n_items, 8);
+	/* Every key but Pool: the board's hint is no constraint. */
+	assert_int_equal(p[0].n_items, 7);
 	assert_item(&p[0], "Heaps", "reserved system", line_of("Heaps = reserved system"), conf_path);
 	assert_item(&p[0], "Contiguous", "yes", line_of("Contiguous = yes"), conf_path);
 	assert_item(&p[0], "AddressBits", "32", line_of("AddressBits = 32"), conf_path);
@@ -537,7 +538,7 @@ static void test_every_key(void **state)
 	assert_item(&p[0], "Alignment", "64K", line_of("Alignment = 64K"), conf_path);
 	assert_item(&p[0], "KernelMap", "yes", line_of("KernelMap = yes"), conf_path);
 	assert_item(&p[0], "OwnBuffersOnly", "no", line_of("OwnBuffersOnly = no"), conf_path);
-	assert_item(&p[0], "Pool", "4x1M 2x8M", line_of("Pool = 4x1M 2x8M"), conf_path);
+	assert_null(strstr(text, "Pool="));
 	parsed_free(p, 1);
 
 	assert_int_equal(ion_alloc_config_add_constraints(remote, text), 0);
@@ -828,6 +829,102 @@ static void test_malformed(void **state)
 	assert_int_equal(ion_alloc_config_serialize(config, NULL), -EINVAL);
 }
 
+/* ---- what a peer may send: restrictions, never spending ---- */
+
+/* A config of one peer's constraint, text, held by the fixture; NULL
+ * (and nothing taken) where the text is refused. */
+static struct ion_alloc_config *peer(const char *text)
+{
+	struct ion_alloc_config *config = config_of(NULL);
+
+	return ion_alloc_config_add_constraints(config, text) == 0 ? config : NULL;
+}
+
+/* The candidates of a peer's one constraint, text, which must be taken. */
+static const char *peer_candidates(const char *text)
+{
+	struct ion_alloc_config *config = peer(text);
+
+	if (!config)
+		fail_msg("'%s' refused", text);
+	return candidates(solve(config));
+}
+
+/*
+ * Each key a peer may send is taken and only narrows the heaps: never one
+ * more than a request without it has ("system udmabuf memfd reserved";
+ * memfd is out for any device).  Pool, a key that would make the
+ * receiver keep buffers ready, is refused whole, and the serializer never
+ * writes it.
+ */
+static void test_peer_keys(void **state)
+{
+	static const char *const pools[] = {
+		"ionc1 dev=p,Pool=1024x1G%201024x2G%201024x4G@1@f",
+		"ionc1 dev=p,Pool=4x1M@1@f",
+		"ionc1 dev=p,KernelMap=yes@1@f,Pool=1x4K@2@f",
+		"ionc1 dev=q;dev=p,Pool=1x4K@2@f",
+	};
+	struct ion_alloc_config *cam = config_of((const char *const[]){ "cam", NULL });
+	struct ion_alloc_config *mixed = config_of((const char *const[]){ "video0", NULL });
+
+	(void)state;
+	assert_string_equal(peer_candidates("ionc1 dev=p"), "system udmabuf reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Heaps=reserved%20nosuch@1@f"), "reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Contiguous=yes@1@f"), "reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Contiguous=no@1@f"), "system udmabuf reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,AddressBits=12@1@f"), "");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Cache=uncached@1@f"), "");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Cache=cached@1@f"), "system udmabuf reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Alignment=1G@1@f"), "");
+	assert_string_equal(peer_candidates("ionc1 dev=p,KernelMap=yes@1@f"), "system reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,OwnBuffersOnly=yes@1@f"), "");
+	/* own= lifts the peer's own verdict on its own heap, no other's. */
+	assert_string_equal(peer_candidates("ionc1 dev=p,own=reserved,OwnBuffersOnly=yes@1@f"),
+			    "reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,own=memfd"), "system udmabuf memfd reserved");
+	/* uncached= orders what the constraints leave, and adds nothing. */
+	assert_string_equal(peer_candidates("ionc1 dev=p,uncached=f"), "system udmabuf reserved");
+	/* ... and AND-ed with a device of this process, a peer's key never
+	 * lets in what the device keeps out. */
+	assert_int_equal(ion_alloc_config_add_constraints(mixed, "ionc1 dev=p,own=system"), 0);
+	assert_string_equal(candidates(solve(mixed)), "reserved");
+
+	/* Pool: refused, nothing taken, at any place in the text. */
+	for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++) {
+		assert_refused(cam, pools[i]);
+		assert_null(peer(pools[i]));
+	}
+	/* The board's hint stays this process's: its text carries none, and
+	 * the text is taken. */
+	assert_null(strstr(serialize(cam), "Pool"));
+	assert_non_null(peer(serialize(cam)));
+}
+
+/* A pool made from a solution with a peer's constraint keeps no buffer
+ * ready on the peer's word: it has only the hints its own caller sets. */
+static void test_peer_pool_hints(void **state)
+{
+	struct ion_alloc_config *config = config_of(NULL);
+	unsigned long long refills, held;
+	struct ion_pool *pool;
+	int r;
+
+	(void)state;
+	/* own=memfd: the one heap that allocates on a fake tree fits it. */
+	assert_int_equal(ion_alloc_config_set_heap(config, "memfd"), 0);
+	assert_int_equal(ion_alloc_config_add_constraints(config, "ionc1 dev=p,own=memfd"), 0);
+	r = ion_alloc_config_add_constraints(config, "ionc1 dev=q,own=memfd,Pool=4x1M@1@f");
+	assert_int_equal(ion_pool_new(solve(config), &pool), 0);
+	r = ion_pool_prefill(pool) < 0 ? -EIO : r;
+	refills = ion_pool_get_stat(pool, ION_POOL_STAT_REFILLS);
+	held = ion_pool_get_stat(pool, ION_POOL_STAT_BYTES_HELD);
+	ion_pool_unref(pool);
+	assert_int_equal(refills, 0);
+	assert_int_equal(held, 0);
+	assert_int_equal(r, -EINVAL);
+}
+
 /* A text of n constraints "dev=dN", in a malloc'ed buffer. */
 static char *many(unsigned int n)
 {
@@ -958,6 +1055,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_and_local_remote, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_pool_hints, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_serialized_text_parses, setup, teardown),
 	};
