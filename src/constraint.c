@@ -36,6 +36,17 @@
  *     The serializer leaves it out and the parser refuses it as any
  *     unknown key, rather than drop it unseen: a sender that means to
  *     fill another process's pool learns that it cannot.
+ *
+ * What the receiver shows of the text (device names, own heaps, values,
+ * sources: in rejection reasons, log lines, ionctl) is held escaped from
+ * the moment it is parsed: a control byte (below 0x20, DEL, the C1
+ * controls) or a byte of no UTF-8 is kept as the four characters \xhh,
+ * so that a peer's ESC, CR or LF never reaches a log or a terminal raw.
+ * UTF-8 stays as it is, and so does the backslash: an escaped string
+ * escapes to itself, and a receiver that serializes the constraints
+ * again writes the escapes as text (%5Cx1b), which the next process
+ * takes to the very same.  The price: such a name no longer matches a
+ * heap's (own=, Heaps), which can only leave more heaps out.
  */
 #include <stdio.h>
 #include <string.h>
@@ -185,7 +196,62 @@ static int hexval(char c)
 	return -1;
 }
 
-/* Decodes s[0..n) into a new string; NULL with *err on bad input. */
+/*
+ * The length of the printable character s starts with, or 0: ASCII from
+ * ' ' to '~', or UTF-8 in its shortest form of a code point from U+00A0
+ * (past the C1 controls: 0xc2 0x9b is CSI to a terminal), no surrogate,
+ * none past U+10FFFF.  Stops at a NUL, which is no continuation byte.
+ */
+static size_t printable_len(const unsigned char *s)
+{
+	static const uint32_t least[] = { 0, 0, 0xa0, 0x800, 0x10000 };
+	size_t n = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 : *s < 0xf5 ? 4 : 0;
+	uint32_t cp;
+
+	if (n <= 1)
+		return n && *s >= 0x20 && *s != 0x7f;
+	cp = *s & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * A copy of s that the receiver may show anywhere (a rejection's reason,
+ * a log line, ionctl's output): every byte of what is no printable
+ * character becomes \xhh.  Done once, as the text comes in, so that no
+ * later reader has to remember it.  The backslash itself stays as it
+ * is, so that an escaped string escapes to itself: a text passed on from
+ * process to process grows at the first hop only.  NULL on ENOMEM.
+ */
+static char *escape_shown(const char *s)
+{
+	char *out = malloc(4 * strlen(s) + 1), *p = out;
+
+	if (!out)
+		return NULL;
+	while (*s) {
+		size_t n = printable_len((const unsigned char *)s);
+
+		if (n) {
+			memcpy(p, s, n);
+			p += n;
+			s += n;
+		} else {
+			p += sprintf(p, "\\x%02x", (unsigned char)*s++);
+		}
+	}
+	*p = '\0';
+	return out;
+}
+
+/* Decodes s[0..n) into a new string, escaped to be shown; NULL with *err
+ * on bad input. */
 static char *decode(const char *s, size_t n, int *err)
 {
 	char *out = malloc(n + 1), *p = out;
@@ -215,7 +281,9 @@ static char *decode(const char *s, size_t n, int *err)
 		}
 	}
 	*p = '\0';
-	return out;
+	p = escape_shown(out);
+	free(out);
+	return p;
 }
 
 static void remote_free(struct ion_remote *r)

@@ -169,6 +169,20 @@ expect 1 "explain --constraints of another process" -- explain \
 expect 1 "solve --constraints of a malformed text" -- solve --constraints 'ionc1 dev=%GG' &&
 	has err '^ionctl solve: the constraints are refused: Invalid argument$' \
 		"solve says the text is refused"
+# A peer's ESC, CR, LF, BEL and DEL (a colour, a line of its own, a window
+# title) reach explain's output escaped: no control byte but the line
+# ends, and the name on its verdict's one line.
+peer='ionc1 dev=evil%1B%5B31m%0D%0Afake%7F,Heaps=nosuch@7@src%1B%5D0%3Btitle%07%0D%0A'
+for cmd in explain solve; do
+	expect 1 "$cmd --constraints with control bytes" -- "$cmd" --constraints "$peer" || continue
+	checks=$((checks + 1))
+	if LC_ALL=C grep -q '[[:cntrl:]]' "$tmp/out"; then
+		echo "FAIL: $cmd --constraints printed a control byte:" >&2
+		LC_ALL=C grep -n '[[:cntrl:]]' "$tmp/out" | cat -v | head -n 5 >&2
+		failures=$((failures + 1))
+	fi
+	has out '^ .*evil\\x1b\[31m\\x0d\\x0afake\\x7f ' "$cmd shows the peer's name escaped"
+done
 printf '[Heap system]\nContigous = yes\n' >"$tmp/90-bad.conf"
 expect 1 "check of a file with a typo" -- check "$tmp/90-bad.conf" &&
 	has err "90-bad.conf:2: " "check says file:line"

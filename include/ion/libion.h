@@ -551,7 +551,11 @@ int ion_alloc_config_serialize(const struct ion_alloc_config *config, char **ret
  * process sends may restrict the allocation, never make this one spend:
  * each key only leaves heaps out (or, for uncached memory, orders those
  * left), and a pool made of such a solution (ion_pool_new()) takes no
- * hint from it.  A text with a Pool key is refused.
+ * hint from it.  A text with a Pool key is refused.  The text's names
+ * and sources are kept escaped, so that no reason shows a peer's bytes
+ * raw: a control byte (below 0x20, 0x7f, the C1 controls) or a byte of
+ * no UTF-8 becomes the four characters \xhh; serialized again, the
+ * escapes are text, taken back to themselves.
  * Errors: -EINVAL for an unknown version, an unknown key (Pool too) or
  * anything malformed (the config is then unchanged); -E2BIG when the
  * config would then hold more than 64 constraints (unchanged too);
