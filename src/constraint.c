@@ -231,20 +231,24 @@ static size_t printable_len(const unsigned char *s)
  */
 static char *escape_shown(const char *s)
 {
+	static const char hex[] = "0123456789abcdef";
 	char *out = malloc(4 * strlen(s) + 1), *p = out;
 
 	if (!out)
 		return NULL;
 	while (*s) {
 		size_t n = printable_len((const unsigned char *)s);
+		unsigned char c = (unsigned char)*s;
 
-		if (n) {
-			memcpy(p, s, n);
-			p += n;
-			s += n;
-		} else {
-			p += sprintf(p, "\\x%02x", (unsigned char)*s++);
+		if (n == 0) {
+			*p++ = '\\';
+			*p++ = 'x';
+			*p++ = hex[c >> 4];
+			*p++ = hex[c & 0xf];
+			s++;
 		}
+		while (n--)
+			*p++ = *s++;
 	}
 	*p = '\0';
 	return out;
