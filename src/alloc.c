@@ -651,6 +651,10 @@ bool ion_solution_pool_hints(const struct ion_solution *solution, unsigned int i
 	*ret_n = 0;
 	if (!solution->set || index >= solution->set->n)
 		return false;
+	/* Hints are this process's own devices': a constraint from another
+	 * process never fills a pool here (its text has no Pool either). */
+	if (solution->set->remotes[index])
+		return true;
 	f = &solution->set->constraints[index]->props.f[ION_KEY_POOL];
 	if (f->set) {
 		*ret_hints = f->v.pool.v;

@@ -8,12 +8,45 @@
  *
  * NAME, HEAP, VALUE and SOURCE are percent-encoded: every byte but
  * [A-Za-z0-9._/+-] is %XX (so ';', ',', '=', '@' and blanks never appear
- * raw).  KEY is a heaps.d device key (Heaps, Contiguous, AddressBits,
- * Cache, Alignment, KernelMap, OwnBuffersOnly, Pool), VALUE as a heaps.d
- * file writes it, LINE the source's line (0: none), SOURCE where the
- * value came from ("heaps.d/50-qemu-q35.conf", "udev property ...").
+ * raw).  KEY is a heaps.d device key (below), VALUE as a heaps.d file
+ * writes it, LINE the source's line (0: none), SOURCE where the value
+ * came from ("heaps.d/50-qemu-q35.conf", "udev property ...").
  * Unknown versions, unknown keys, a key twice, bad values, more than 64
  * constraints or 64 KiB: -EINVAL, and nothing is taken.
+ *
+ * The text comes from another process, which may restrict the
+ * receiver's allocation but never make it spend: each key only narrows
+ * the heaps that may serve, or orders those that are left, and the
+ * receiver allocates what it asked for, once.  Key by key:
+ *
+ *   Heaps, Contiguous, AddressBits, Cache, KernelMap, OwnBuffersOnly:
+ *     leave heaps out (the solver's check_constraint()): carried.  That
+ *     may leave only scarce memory (Contiguous=yes: CMA), as the same
+ *     device of the receiver's own would.
+ *   Alignment: leaves out the heaps that align less (the solver); an
+ *     image's layout takes it from attached devices only, never from a
+ *     text (buffer.c has no remote constraint): carried.
+ *   own=: the peer's own verdict on its own heap, no other device's (the
+ *     constraints are AND-ed): carried.
+ *   uncached=: puts uncached heaps first among those left (the solver's
+ *     better()), as for a device of the receiver's own that is not
+ *     DMA-coherent; the same one buffer of the same size: carried.
+ *   Pool: would have the receiver keep COUNT buffers of SIZE ready, up to
+ *     1024 of each size (a peer asked 7 TiB that way): not the format's.
+ *     The serializer leaves it out and the parser refuses it as any
+ *     unknown key, rather than drop it unseen: a sender that means to
+ *     fill another process's pool learns that it cannot.
+ *
+ * What the receiver shows of the text (device names, own heaps, values,
+ * sources: in rejection reasons, log lines, ionctl) is held escaped from
+ * the moment it is parsed: a control byte (below 0x20, DEL, the C1
+ * controls) or a byte of no UTF-8 is kept as the four characters \xhh,
+ * so that a peer's ESC, CR or LF never reaches a log or a terminal raw.
+ * UTF-8 stays as it is, and so does the backslash: an escaped string
+ * escapes to itself, and a receiver that serializes the constraints
+ * again writes the escapes as text (%5Cx1b), which the next process
+ * takes to the very same.  The price: such a name no longer matches a
+ * heap's (own=, Heaps), which can only leave more heaps out.
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,10 +58,12 @@
 #define MAX_TEXT ION_CONSTRAINTS_MAX_TEXT
 #define MAX_CONSTRAINTS ION_CONSTRAINTS_MAX
 
-/* The keys a constraint carries, in the order they are written. */
+/* The keys a constraint carries, in the order they are written: what the
+ * serializer writes and the parser takes, both from this one list, so
+ * that neither passes what the other would not (no Pool: see above). */
 static const enum ion_conf_key keys[] = {
 	ION_KEY_HEAPS, ION_KEY_CONTIGUOUS, ION_KEY_ADDRESS_BITS, ION_KEY_CACHE,
-	ION_KEY_ALIGNMENT, ION_KEY_KERNEL_MAP, ION_KEY_OWN_BUFFERS_ONLY, ION_KEY_POOL,
+	ION_KEY_ALIGNMENT, ION_KEY_KERNEL_MAP, ION_KEY_OWN_BUFFERS_ONLY,
 };
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -161,7 +196,66 @@ static int hexval(char c)
 	return -1;
 }
 
-/* Decodes s[0..n) into a new string; NULL with *err on bad input. */
+/*
+ * The length of the printable character s starts with, or 0: ASCII from
+ * ' ' to '~', or UTF-8 in its shortest form of a code point from U+00A0
+ * (past the C1 controls: 0xc2 0x9b is CSI to a terminal), no surrogate,
+ * none past U+10FFFF.  Stops at a NUL, which is no continuation byte.
+ */
+static size_t printable_len(const unsigned char *s)
+{
+	static const uint32_t least[] = { 0, 0, 0xa0, 0x800, 0x10000 };
+	size_t n = *s < 0x80 ? 1 : *s < 0xc2 ? 0 : *s < 0xe0 ? 2 : *s < 0xf0 ? 3 : *s < 0xf5 ? 4 : 0;
+	uint32_t cp;
+
+	if (n <= 1)
+		return n && *s >= 0x20 && *s != 0x7f;
+	cp = *s & (0x7f >> n);
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/*
+ * A copy of s that the receiver may show anywhere (a rejection's reason,
+ * a log line, ionctl's output): every byte of what is no printable
+ * character becomes \xhh.  Done once, as the text comes in, so that no
+ * later reader has to remember it.  The backslash itself stays as it
+ * is, so that an escaped string escapes to itself: a text passed on from
+ * process to process grows at the first hop only.  NULL on ENOMEM.
+ */
+static char *escape_shown(const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *out = malloc(4 * strlen(s) + 1), *p = out;
+
+	if (!out)
+		return NULL;
+	while (*s) {
+		size_t n = printable_len((const unsigned char *)s);
+		unsigned char c = (unsigned char)*s;
+
+		if (n == 0) {
+			*p++ = '\\';
+			*p++ = 'x';
+			*p++ = hex[c >> 4];
+			*p++ = hex[c & 0xf];
+			s++;
+		}
+		while (n--)
+			*p++ = *s++;
+	}
+	*p = '\0';
+	return out;
+}
+
+/* Decodes s[0..n) into a new string, escaped to be shown; NULL with *err
+ * on bad input. */
 static char *decode(const char *s, size_t n, int *err)
 {
 	char *out = malloc(n + 1), *p = out;
@@ -191,7 +285,9 @@ static char *decode(const char *s, size_t n, int *err)
 		}
 	}
 	*p = '\0';
-	return out;
+	p = escape_shown(out);
+	free(out);
+	return p;
 }
 
 static void remote_free(struct ion_remote *r)

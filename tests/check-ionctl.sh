@@ -160,6 +160,29 @@ expect 1 "alloc for no such device" -- alloc --size 4K --for /dev/nosuch-device 
 expect 1 "devices of no such device" -- devices /sys/devices/nosuch-device &&
 	has err '^ionctl devices: no device /sys/devices/nosuch-device: ' \
 		"devices names the missing device"
+# --constraints: another process's, the DEVICEs left out.  Heaps=nosuch
+# excludes every heap, and memfd is out for any device: each verdict is
+# the remote device's.
+expect 1 "explain --constraints of another process" -- explain \
+	--constraints 'ionc1 dev=peer0,Heaps=nosuch@7@peer.conf' &&
+	has out "^   $heap +out: peer0 " "explain names the other process's device"
+expect 1 "solve --constraints of a malformed text" -- solve --constraints 'ionc1 dev=%GG' &&
+	has err '^ionctl solve: the constraints are refused: Invalid argument$' \
+		"solve says the text is refused"
+# A peer's ESC, CR, LF, BEL and DEL (a colour, a line of its own, a window
+# title) reach explain's output escaped: no control byte but the line
+# ends, and the name on its verdict's one line.
+peer='ionc1 dev=evil%1B%5B31m%0D%0Afake%7F,Heaps=nosuch@7@src%1B%5D0%3Btitle%07%0D%0A'
+for cmd in explain solve; do
+	expect 1 "$cmd --constraints with control bytes" -- "$cmd" --constraints "$peer" || continue
+	checks=$((checks + 1))
+	if LC_ALL=C grep -q '[[:cntrl:]]' "$tmp/out"; then
+		echo "FAIL: $cmd --constraints printed a control byte:" >&2
+		LC_ALL=C grep -n '[[:cntrl:]]' "$tmp/out" | cat -v | head -n 5 >&2
+		failures=$((failures + 1))
+	fi
+	has out '^ .*evil\\x1b\[31m\\x0d\\x0afake\\x7f ' "$cmd shows the peer's name escaped"
+done
 printf '[Heap system]\nContigous = yes\n' >"$tmp/90-bad.conf"
 expect 1 "check of a file with a typo" -- check "$tmp/90-bad.conf" &&
 	has err "90-bad.conf:2: " "check says file:line"

@@ -151,7 +151,7 @@ static int solve_for(struct ion_ctx *ctx, char **specs, int n, size_t len,
 
 	if (r < 0)
 		return r;
-	r = ionctl_solve_for("alloc", ctx, devices, n, len, flags, ret);
+	r = ionctl_solve_for("alloc", ctx, devices, n, NULL, len, flags, ret);
 	ionctl_put_devices(devices, n);
 	if (r == 0 && ion_solution_get_heap_count(*ret) == 0) {
 		ionctl_fail("alloc", 0, "no heap fits every device (ionctl explain says why)");

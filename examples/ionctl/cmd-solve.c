@@ -16,6 +16,7 @@ struct solve_args {
 	unsigned int flags;
 	int json;
 	const char *expect;	/* --expect: the answer must be this heap */
+	const char *constraints; /* --constraints: another process's, as text */
 	int n;			/* devices */
 	char **specs;
 };
@@ -28,6 +29,7 @@ static int parse(const char *cmd, int argc, char **argv, struct solve_args *a,
 		{ "cached", no_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "expect", required_argument, NULL, 'e' },
+		{ "constraints", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -51,22 +53,28 @@ static int parse(const char *cmd, int argc, char **argv, struct solve_args *a,
 		case 'e':
 			a->expect = optarg;
 			break;
+		case 'C':
+			a->constraints = optarg;
+			break;
 		case 'h':
 			printf("usage: ionctl %s DEVICE... [--size SIZE] [--cached]%s\n"
-			       "       %*s [--expect HEAP]\n\n", cmd, allow_json ? " [--json]" : "",
-			       (int)strlen(cmd) + 7, "");
+			       "       %*s [--expect HEAP] [--constraints TEXT]\n\n", cmd,
+			       allow_json ? " [--json]" : "", (int)strlen(cmd) + 7, "");
 			if (allow_json)
 				printf("Solves for the DEVICEs together: the heap a buffer of SIZE\n"
 				       "(default 1M) would come from, every heap that could serve it\n"
 				       "best first, and each heap a device excluded, with the reason.\n"
 				       "Exit status 1 when no heap fits them all, or when the answer\n"
-				       "is not HEAP (--expect, for scripts and tests).\n");
+				       "is not HEAP (--expect, for scripts and tests).  --constraints\n"
+				       "adds another process's (ion_alloc_config_serialize()'s text);\n"
+				       "then DEVICEs may be left out.\n");
 			else
 				printf("Every step of a solve for the DEVICEs: the board files that\n"
 				       "matched, the heaps and what the files said of them, what each\n"
 				       "device needs and where each part of it came from, and each\n"
 				       "heap's verdict.  Exit status 1 when no heap fits them all, or\n"
-				       "when the answer is not HEAP (--expect).\n");
+				       "when the answer is not HEAP (--expect).  --constraints adds\n"
+				       "another process's, as for solve.\n");
 			return -1;
 		default:
 			return ionctl_usage_error(cmd, "see ionctl %s --help", cmd);
@@ -74,8 +82,8 @@ static int parse(const char *cmd, int argc, char **argv, struct solve_args *a,
 	}
 	a->n = argc - optind;
 	a->specs = argv + optind;
-	if (a->n < 1)
-		return ionctl_usage_error(cmd, "name at least one DEVICE");
+	if (a->n < 1 && !a->constraints)
+		return ionctl_usage_error(cmd, "name at least one DEVICE, or --constraints");
 	return 0;
 }
 
@@ -86,7 +94,7 @@ static void print_device_heaps_json(struct ion_ctx *ctx, struct ion_device *dev,
 	struct ion_solution *sol;
 
 	putchar('[');
-	if (ionctl_solve_for("solve", ctx, &dev, 1, a->size, a->flags, &sol) == 0) {
+	if (ionctl_solve_for("solve", ctx, &dev, 1, NULL, a->size, a->flags, &sol) == 0) {
 		for (int i = 0; i < ion_solution_get_heap_count(sol); i++) {
 			printf("%s", i ? ", " : "");
 			ionctl_json_string(ion_heap_get_name(ion_solution_get_heap(sol, (unsigned int)i)));
@@ -208,7 +216,7 @@ static int run(const char *cmd, int argc, char **argv, int allow_json,
 		return IONCTL_NO;
 	r = ionctl_get_devices(cmd, ctx, a.n, a.specs, &devices);
 	if (r == 0) {
-		r = ionctl_solve_for(cmd, ctx, devices, a.n, a.size, a.flags, &sol);
+		r = ionctl_solve_for(cmd, ctx, devices, a.n, a.constraints, a.size, a.flags, &sol);
 		if (r == 0) {
 			const struct ion_heap *answer = ion_solution_get_heap(sol, 0);
 

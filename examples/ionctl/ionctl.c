@@ -167,9 +167,10 @@ void ionctl_put_devices(struct ion_device **devices, int n)
 }
 
 int ionctl_solve_for(const char *cmd, struct ion_ctx *ctx,
-		     struct ion_device **devices, int n, size_t size,
+		     struct ion_device **devices, int n, const char *constraints, size_t size,
 		     unsigned int flags, struct ion_solution **ret)
 {
+	const char *what = "cannot solve";
 	struct ion_alloc_config *config;
 	int r = ion_alloc_config_new(&config);
 
@@ -179,11 +180,13 @@ int ionctl_solve_for(const char *cmd, struct ion_ctx *ctx,
 		r = ion_alloc_config_set_flags(config, flags);
 	for (int i = 0; r == 0 && i < n; i++)
 		r = ion_alloc_config_add_device(config, devices[i]);
+	if (r == 0 && constraints && (r = ion_alloc_config_add_constraints(config, constraints)) < 0)
+		what = "the constraints are refused";
 	if (r == 0)
 		r = ion_ctx_solve(ctx, config, ret);
 	ion_alloc_config_free(config);
 	if (r < 0)
-		ionctl_fail(cmd, r, "cannot solve");
+		ionctl_fail(cmd, r, "%s", what);
 	return r;
 }
 

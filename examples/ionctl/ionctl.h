@@ -63,9 +63,10 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 /* A device and its constraint, as JSON or as indented text. */
 void ionctl_print_device_json(const struct ion_device *dev);
 void ionctl_print_device_text(const struct ion_device *dev, const char *indent);
-/* Solves for the devices; 0, or an error printed and the negative errno. */
+/* Solves for the devices and another process's constraints (text, or
+ * NULL); 0, or an error printed and the negative errno. */
 int ionctl_solve_for(const char *cmd, struct ion_ctx *ctx,
-		     struct ion_device **devices, int n, size_t size,
+		     struct ion_device **devices, int n, const char *constraints, size_t size,
 		     unsigned int flags, struct ion_solution **ret);
 /* "contiguous,cached" and so on, into buf. */
 const char *ionctl_props(unsigned int props, char *buf, size_t size);

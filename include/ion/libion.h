@@ -542,7 +542,11 @@ int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask,
  * processes").  Sending it is the caller's business (a socket, a
  * Wayland protocol, a file).  *ret_text is malloc'ed.  A text holds at
  * most 64 constraints and 64 KiB, and the serializer never writes one
- * that the parser would refuse.
+ * that the parser would refuse.  It carries what restricts the heaps
+ * (Heaps, Contiguous, AddressBits, Cache, Alignment, KernelMap,
+ * OwnBuffersOnly, a DRM device's own heap, a preference for uncached
+ * memory), and no Pool hint: the hints are the board's word to this
+ * process, and a receiver is never made to keep buffers ready by another.
  * Errors: -EINVAL; -E2BIG past either limit (a config with more than 64
  * devices, or sources so long that the text would pass 64 KiB);
  * -ENOMEM.  Since: 1.0
@@ -553,10 +557,19 @@ int ion_alloc_config_serialize(const struct ion_alloc_config *config, char **ret
  * ion_alloc_config_serialize(), maybe in another process) with the
  * config's own.  Such a constraint has no struct ion_device here: its
  * rejections name the remote device in their reason, and
- * ion_solution_get_rejection() gives NULL as the device.
- * Errors: -EINVAL for an unknown version or anything malformed (the
- * config is then unchanged); -E2BIG when the config would then hold
- * more than 64 constraints (unchanged too); -ENOMEM.  Since: 1.0
+ * ion_solution_get_rejection() gives NULL as the device.  What another
+ * process sends may restrict the allocation, never make this one spend:
+ * each key only leaves heaps out (or, for uncached memory, orders those
+ * left), and a pool made of such a solution (ion_pool_new()) takes no
+ * hint from it.  A text with a Pool key is refused.  The text's names
+ * and sources are kept escaped, so that no reason shows a peer's bytes
+ * raw: a control byte (below 0x20, 0x7f, the C1 controls) or a byte of
+ * no UTF-8 becomes the four characters \xhh; serialized again, the
+ * escapes are text, taken back to themselves.
+ * Errors: -EINVAL for an unknown version, an unknown key (Pool too) or
+ * anything malformed (the config is then unchanged); -E2BIG when the
+ * config would then hold more than 64 constraints (unchanged too);
+ * -ENOMEM.  Since: 1.0
  */
 int ion_alloc_config_add_constraints(struct ion_alloc_config *config, const char *text);
 

@@ -185,7 +185,7 @@ static int group_teardown(void **state)
 
 /* ---- each test's state ---- */
 
-#define MAX_HELD 16
+#define MAX_HELD 32
 
 struct fixture {
 	struct fd_table fds;
@@ -494,6 +494,30 @@ static void assert_item(const struct parsed *p, const char *key, const char *val
 	assert_string_equal(it->source, source);
 }
 
+/* A text as a receiver writes it again: what the sender wrote, but for
+ * the tab in the name of the test's board file, which the receiver holds
+ * escaped (%09 comes back as "\x09", written %5Cx09). */
+static const char *received(const char *text)
+{
+	size_t n = 0;
+	char *out, *w;
+
+	for (const char *t = strstr(text, "%09"); t; t = strstr(t + 3, "%09"))
+		n++;
+	w = out = malloc(strlen(text) + 3 * n + 1);
+	assert_non_null(out);
+	for (const char *t = text; *t;) {
+		if (strncmp(t, "%09", 3) == 0) {
+			w += sprintf(w, "%%5Cx09");
+			t += 3;
+		} else {
+			*w++ = *t++;
+		}
+	}
+	*w = '\0';
+	return hold((void **)fx->texts, MAX_HELD * 2, out);
+}
+
 /* ---- round trips ---- */
 
 /* A config without devices is a set too: the version and nothing else. */
@@ -529,7 +553,8 @@ static void test_every_key(void **state)
 	assert_string_equal(p[0].dev, "cam");
 	assert_null(p[0].own);
 	assert_null(p[0].uncached);
-	assert_int_equal(p[0].n_items, 8);
+	/* Every key but Pool: the board's hint is no constraint. */
+	assert_int_equal(p[0].n_items, 7);
 	assert_item(&p[0], "Heaps", "reserved system", line_of("Heaps = reserved system"), conf_path);
 	assert_item(&p[0], "Contiguous", "yes", line_of("Contiguous = yes"), conf_path);
 	assert_item(&p[0], "AddressBits", "32", line_of("AddressBits = 32"), conf_path);
@@ -537,27 +562,28 @@ static void test_every_key(void **state)
 	assert_item(&p[0], "Alignment", "64K", line_of("Alignment = 64K"), conf_path);
 	assert_item(&p[0], "KernelMap", "yes", line_of("KernelMap = yes"), conf_path);
 	assert_item(&p[0], "OwnBuffersOnly", "no", line_of("OwnBuffersOnly = no"), conf_path);
-	assert_item(&p[0], "Pool", "4x1M 2x8M", line_of("Pool = 4x1M 2x8M"), conf_path);
+	assert_null(strstr(text, "Pool="));
 	parsed_free(p, 1);
 
 	assert_int_equal(ion_alloc_config_add_constraints(remote, text), 0);
-	assert_string_equal(serialize(remote), text);
+	assert_string_equal(serialize(remote), received(text));
 	/* The remote copy is the same constraint: the same verdicts. */
 	assert_string_equal(candidates(solve(remote)), candidates(solve(local)));
 	assert_int_equal(ion_solution_get_rejection_count(solve(remote)),
 			 ion_solution_get_rejection_count(solve(local)));
 }
 
-/* Names and sources with the format's separators, blanks, '%' and bytes
- * above ASCII come back byte for byte. */
+/* Names and sources with the format's separators, blanks, '%' and UTF-8
+ * come back byte for byte; control bytes and what is no UTF-8 come back
+ * escaped, once. */
 static void test_odd_characters(void **state)
 {
 	struct ion_alloc_config *local = config_of((const char *const[]){ ODD_NAME, NULL });
 	struct ion_alloc_config *remote = config_of(NULL), *again = config_of(NULL);
 	struct parsed p[1] = { 0 };
 	const char *text = serialize(local);
-	char crafted[2048], *w = crafted, *back;
-	char all[256];
+	char crafted[2048], *w, *back;
+	char all[1024];
 
 	(void)state;
 	assert_int_equal(read_text(text, p, 1), 1);
@@ -566,13 +592,16 @@ static void test_odd_characters(void **state)
 	assert_item(&p[0], "KernelMap", "yes", line_after("[Device " ODD_NAME "]", "KernelMap = yes"), conf_path);
 	parsed_free(p, 1);
 	assert_int_equal(ion_alloc_config_add_constraints(remote, text), 0);
-	assert_string_equal(serialize(remote), text);
+	assert_string_equal(serialize(remote), received(text));
 
 	/* Every byte but NUL, escaped (lower-case hex too), in a name, an own
-	 * heap, an uncached source and a key's source. */
+	 * heap, an uncached source and a key's source: printable ASCII comes
+	 * back as it was, every other byte as \xhh (one after the other,
+	 * the bytes above 0x7f are no UTF-8). */
+	w = all;
 	for (int c = 1; c < 256; c++)
-		all[c - 1] = (char)c;
-	all[255] = '\0';
+		w += sprintf(w, c >= 0x20 && c < 0x7f ? "%c" : "\\x%02x", c);
+	w = crafted;
 	w += sprintf(w, "ionc1 dev=");
 	for (int c = 1; c < 256; c++)
 		w += sprintf(w, c & 1 ? "%%%02X" : "%%%02x", c);
@@ -703,7 +732,8 @@ static void test_and_local_remote(void **state)
 }
 
 /* serialize(add(serialize(x))) == serialize(x), for local devices of
- * every kind the tree has, remote ones, and both mixed. */
+ * every kind the tree has (but for what the receiver escapes), remote
+ * ones, and both mixed. */
 static void test_stable(void **state)
 {
 	const char *const specs[] = { "cam", ODD_NAME, "video0", "video1", "card0", "card1",
@@ -721,14 +751,14 @@ static void test_stable(void **state)
 	parsed_free(p, 16);
 	assert_int_equal(ion_alloc_config_add_constraints(y, text), 0);
 	once = serialize(y);
-	assert_string_equal(once, text);
+	assert_string_equal(once, received(text));
 	/* Mixed: a local device, then the remote ones. */
 	z = config_of((const char *const[]){ "scattered", NULL });
 	assert_int_equal(ion_alloc_config_add_constraints(z, once), 0);
 	text = serialize(z);
 	y = config_of(NULL);
 	assert_int_equal(ion_alloc_config_add_constraints(y, text), 0);
-	assert_string_equal(serialize(y), text);
+	assert_string_equal(serialize(y), received(text));
 	assert_true(strncmp(text, "ionc1 dev=scattered,", 20) == 0);
 	assert_string_equal(strchr(text, ';') + 1, once + 6);
 }
@@ -826,6 +856,286 @@ static void test_malformed(void **state)
 	assert_int_equal(ion_alloc_config_serialize(NULL, &text), -EINVAL);
 	assert_null(text);
 	assert_int_equal(ion_alloc_config_serialize(config, NULL), -EINVAL);
+}
+
+/* ---- what a peer may send: restrictions, never spending ---- */
+
+/* A config of one peer's constraint, text, held by the fixture; NULL
+ * (and nothing taken) where the text is refused. */
+static struct ion_alloc_config *peer(const char *text)
+{
+	struct ion_alloc_config *config = config_of(NULL);
+
+	return ion_alloc_config_add_constraints(config, text) == 0 ? config : NULL;
+}
+
+/* The candidates of a peer's one constraint, text, which must be taken. */
+static const char *peer_candidates(const char *text)
+{
+	struct ion_alloc_config *config = peer(text);
+
+	if (!config)
+		fail_msg("'%s' refused", text);
+	return candidates(solve(config));
+}
+
+/*
+ * Each key a peer may send is taken and only narrows the heaps: never one
+ * more than a request without it has ("system udmabuf memfd reserved";
+ * memfd is out for any device).  Pool, a key that would make the
+ * receiver keep buffers ready, is refused whole, and the serializer never
+ * writes it.
+ */
+static void test_peer_keys(void **state)
+{
+	static const char *const pools[] = {
+		"ionc1 dev=p,Pool=1024x1G%201024x2G%201024x4G@1@f",
+		"ionc1 dev=p,Pool=4x1M@1@f",
+		"ionc1 dev=p,KernelMap=yes@1@f,Pool=1x4K@2@f",
+		"ionc1 dev=q;dev=p,Pool=1x4K@2@f",
+	};
+	struct ion_alloc_config *cam = config_of((const char *const[]){ "cam", NULL });
+	struct ion_alloc_config *mixed = config_of((const char *const[]){ "video0", NULL });
+
+	(void)state;
+	assert_string_equal(peer_candidates("ionc1 dev=p"), "system udmabuf reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Heaps=reserved%20nosuch@1@f"), "reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Contiguous=yes@1@f"), "reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Contiguous=no@1@f"), "system udmabuf reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,AddressBits=12@1@f"), "");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Cache=uncached@1@f"), "");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Cache=cached@1@f"), "system udmabuf reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,Alignment=1G@1@f"), "");
+	assert_string_equal(peer_candidates("ionc1 dev=p,KernelMap=yes@1@f"), "system reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,OwnBuffersOnly=yes@1@f"), "");
+	/* own= lifts the peer's own verdict on its own heap, no other's. */
+	assert_string_equal(peer_candidates("ionc1 dev=p,own=reserved,OwnBuffersOnly=yes@1@f"),
+			    "reserved");
+	assert_string_equal(peer_candidates("ionc1 dev=p,own=memfd"), "system udmabuf memfd reserved");
+	/* uncached= orders what the constraints leave, and adds nothing. */
+	assert_string_equal(peer_candidates("ionc1 dev=p,uncached=f"), "system udmabuf reserved");
+	/* ... and AND-ed with a device of this process, a peer's key never
+	 * lets in what the device keeps out. */
+	assert_int_equal(ion_alloc_config_add_constraints(mixed, "ionc1 dev=p,own=system"), 0);
+	assert_string_equal(candidates(solve(mixed)), "reserved");
+
+	/* Pool: refused, nothing taken, at any place in the text. */
+	for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++) {
+		assert_refused(cam, pools[i]);
+		assert_null(peer(pools[i]));
+	}
+	/* The board's hint stays this process's: its text carries none, and
+	 * the text is taken. */
+	assert_null(strstr(serialize(cam), "Pool"));
+	assert_non_null(peer(serialize(cam)));
+}
+
+/* A pool made from a solution with a peer's constraint keeps no buffer
+ * ready on the peer's word: it has only the hints its own caller sets. */
+static void test_peer_pool_hints(void **state)
+{
+	struct ion_alloc_config *config = config_of(NULL);
+	unsigned long long refills, held;
+	struct ion_pool *pool;
+	int r;
+
+	(void)state;
+	/* own=memfd: the one heap that allocates on a fake tree fits it. */
+	assert_int_equal(ion_alloc_config_set_heap(config, "memfd"), 0);
+	assert_int_equal(ion_alloc_config_add_constraints(config, "ionc1 dev=p,own=memfd"), 0);
+	r = ion_alloc_config_add_constraints(config, "ionc1 dev=q,own=memfd,Pool=4x1M@1@f");
+	assert_int_equal(ion_pool_new(solve(config), &pool), 0);
+	r = ion_pool_prefill(pool) < 0 ? -EIO : r;
+	refills = ion_pool_get_stat(pool, ION_POOL_STAT_REFILLS);
+	held = ion_pool_get_stat(pool, ION_POOL_STAT_BYTES_HELD);
+	ion_pool_unref(pool);
+	assert_int_equal(refills, 0);
+	assert_int_equal(held, 0);
+	assert_int_equal(r, -EINVAL);
+}
+
+/* ---- a peer's bytes, wherever they are shown ---- */
+
+/* The first byte of s that no log line or terminal should get raw (a
+ * control byte: below 0x20, or DEL), or NULL. */
+static const char *control_byte(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return s;
+	return NULL;
+}
+
+/* Every log message, at LOG_DEBUG, checked for control bytes; errors
+ * still fail the test as in every other. */
+static unsigned int n_logged;
+static char log_control[128];
+
+__attribute__((format(printf, 6, 0)))
+static void log_checked(struct ion_ctx *ctx, int priority, const char *file, int line,
+			const char *fn, const char *format, va_list args)
+{
+	char *message;
+	va_list copy;
+
+	va_copy(copy, args);
+	if (vasprintf(&message, format, copy) >= 0) {
+		n_logged++;
+		if (control_byte(message) && !log_control[0])
+			snprintf(log_control, sizeof(log_control), "%s", message);
+		free(message);
+	}
+	va_end(copy);
+	log_errors(ctx, priority, file, line, fn, format, args);
+}
+
+/* Every rejection reason of sol: none with a control byte. */
+static void assert_reasons_shown_safe(const struct ion_solution *sol)
+{
+	int n = ion_solution_get_rejection_count(sol);
+
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++) {
+		const struct ion_heap *h;
+		const struct ion_device *d;
+		const char *reason, *bad;
+
+		assert_int_equal(ion_solution_get_rejection(sol, (unsigned int)i, &h, &d, &reason), 0);
+		if ((bad = control_byte(reason)))
+			fail_msg("byte %#x at %zu of the reason for %s", (unsigned char)*bad,
+				 (size_t)(bad - reason), ion_heap_get_name(h));
+	}
+}
+
+/* The reason that heap was rejected with that contains part. */
+static bool has_reason(const struct ion_solution *sol, const char *heap, const char *part)
+{
+	for (int i = 0; i < ion_solution_get_rejection_count(sol); i++) {
+		const struct ion_heap *h;
+		const struct ion_device *d;
+		const char *reason;
+
+		if (ion_solution_get_rejection(sol, (unsigned int)i, &h, &d, &reason) == 0 &&
+		    strcmp(ion_heap_get_name(h), heap) == 0 && contains(reason, part))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * ESC, CR, LF and DEL from a peer, in device names, an own heap, a Heaps
+ * value and sources, reach no reason and no log line raw: the receiver
+ * keeps them as \xhh, as it does what is no UTF-8 and the C1 controls
+ * (0xc2 0x9b is CSI); UTF-8 stays.  Written again, the escaped text is
+ * taken to itself: relayed from process to process it never grows.
+ */
+static void test_peer_text_escaped(void **state)
+{
+	static const char text[] =
+		"ionc1 dev=a%1B%5B31m%0D%0A%7F,own=g%1B%0A%7F,OwnBuffersOnly=yes@1@o%1B%0D%0A%7F"
+		";dev=b%0A,Heaps=reserved%20x%1B%0A%7F@2@h%1B%0D"
+		";dev=c,Contiguous=yes@3@%1B%5D0%3Btitle%07%0D%0A%7F"
+		/* é, U+1F600; CSI, a lead byte without its continuation,
+		 * an overlong '/', a surrogate, past U+10FFFF, a five-byte
+		 * form, a truncated one */
+		";dev=u%C3%A9%F0%9F%98%80%C2%9B%C3%28%C0%AF%ED%A0%80%F4%90%80%80%F8%90%80%80%E2%82"
+		",KernelMap=yes@4@f";
+	struct ion_alloc_config *config = config_of(NULL), *again = config_of(NULL);
+	struct ion_solution *sol;
+	const char *once;
+	int fd = -1;
+
+	(void)state;
+	n_logged = 0;
+	log_control[0] = '\0';
+	ion_ctx_set_log_fn(fx->ctx, log_checked);
+	ion_ctx_set_log_priority(fx->ctx, LOG_DEBUG);
+	assert_int_equal(ion_ctx_rescan(fx->ctx), 0);
+	assert_int_equal(ion_alloc_config_add_constraints(config, text), 0);
+	sol = solve(config);
+	assert_reasons_shown_safe(sol);
+	/* Each of them, as the receiver shows it. */
+	assert_true(has_reason(sol, "system",
+			       "a\\x1b[31m\\x0d\\x0a\\x7f takes only buffers of its own DRM device, "
+			       "heap g\\x1b\\x0a\\x7f (OwnBuffersOnly, o\\x1b\\x0d\\x0a\\x7f:1)"));
+	assert_true(has_reason(sol, "system",
+			       "b\\x0a takes only the heaps reserved x\\x1b\\x0a\\x7f (Heaps, h\\x1b\\x0d:2)"));
+	assert_true(has_reason(sol, "system", "(Contiguous, \\x1b]0;title\\x07\\x0d\\x0a\\x7f:3)"));
+	assert_true(has_reason(sol, "udmabuf",
+			       "u\xc3\xa9\xf0\x9f\x98\x80\\xc2\\x9b\\xc3(\\xc0\\xaf\\xed\\xa0\\x80"
+			       "\\xf4\\x90\\x80\\x80\\xf8\\x90\\x80\\x80\\xe2\\x82 maps buffers in the kernel"));
+	/* Allocating and pooling for them logs nothing raw either. */
+	assert_int_equal(ion_alloc_config_set_heap(again, "memfd"), 0);
+	assert_int_equal(ion_alloc_config_add_constraints(again, "ionc1 dev=m%1B%0A,own=memfd"), 0);
+	assert_int_equal(ion_solution_alloc(solve(again), &fd, NULL), 0);
+	close(fd);
+	assert_true(n_logged > 0);
+	if (log_control[0])
+		fail_msg("a log line with a control byte: %s", log_control);
+
+	/* Written again: the escapes as text, and then the same for ever. */
+	once = serialize(config);
+	assert_null(control_byte(once));
+	assert_true(contains(once, "dev=a%5Cx1b%5B31m%5Cx0d%5Cx0a%5Cx7f,"));
+	again = config_of(NULL);
+	assert_int_equal(ion_alloc_config_add_constraints(again, once), 0);
+	assert_string_equal(serialize(again), once);
+	assert_string_equal(candidates(solve(again)), candidates(sol));
+	assert_int_equal(ion_solution_get_rejection_count(solve(again)),
+			 ion_solution_get_rejection_count(sol));
+}
+
+/* A text of n constraints, each "dev=" and then name. */
+static char *many_named(unsigned int n, const char *name)
+{
+	char *text = malloc(8 + n * (strlen(name) + 6)), *w = text;
+
+	assert_non_null(text);
+	w += sprintf(w, "ionc1 ");
+	for (unsigned int i = 0; i < n; i++)
+		w += sprintf(w, "%sdev=%s", i ? ";" : "", name);
+	return text;
+}
+
+/* Hostile texts at the limits: NULL; 64 KiB of ESC in a device name
+ * (taken, and shown escaped), one byte more (refused); 64 constraints of
+ * control bytes (taken), 65 (refused). */
+static void test_hostile_limits(void **state)
+{
+	struct ion_alloc_config *config = config_of(NULL), *held = config_of(NULL);
+	const size_t limit = 64 * 1024, head = strlen("ionc1 dev=");
+	char *text = hold((void **)fx->texts, MAX_HELD * 2, malloc(limit + 2)), *back = NULL;
+	const char *before;
+
+	(void)state;
+	assert_int_equal(ion_alloc_config_add_constraints(held, "ionc1 dev=p,KernelMap=yes@1@f"), 0);
+	before = serialize(held);
+	assert_int_equal(ion_alloc_config_add_constraints(held, NULL), -EINVAL);
+	assert_int_equal(ion_alloc_config_add_constraints(NULL, "ionc1 dev=%1B"), -EINVAL);
+	assert_string_equal(serialize(held), before);
+
+	/* "ionc1 dev=" and 21842 ESCs: exactly 64 KiB. */
+	assert_non_null(text);
+	assert_int_equal((limit - head) % 3, 0);
+	strcpy(text, "ionc1 dev=");
+	for (size_t i = head; i < limit; i += 3)
+		memcpy(text + i, "%1B", 3);
+	text[limit] = '\0';
+	assert_int_equal(ion_alloc_config_add_constraints(config, text), 0);
+	assert_reasons_shown_safe(solve(config));
+	/* Written again it would be twice as long: the serializer refuses. */
+	assert_int_equal(ion_alloc_config_serialize(config, &back), -E2BIG);
+	assert_null(back);
+	text[limit] = 'x';
+	text[limit + 1] = '\0';
+	assert_refused(held, text);
+
+	text = hold((void **)fx->texts, MAX_HELD * 2, many_named(65, "%1B%0D%0A%7F"));
+	assert_refused(held, text);
+	*strrchr(text, ';') = '\0';
+	config = config_of(NULL);
+	assert_int_equal(ion_alloc_config_add_constraints(config, text), 0);
+	assert_reasons_shown_safe(solve(config));
 }
 
 /* A text of n constraints "dev=dN", in a malloc'ed buffer. */
@@ -958,6 +1268,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_and_local_remote, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stable, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_malformed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_pool_hints, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_peer_text_escaped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_serialized_text_parses, setup, teardown),
 	};
