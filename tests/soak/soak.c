@@ -1005,14 +1005,20 @@ struct verdict {
 	bool fds_ok, rss_ok, rss_judged;
 };
 
+/* A slope that rounds to 0 at three decimals, as 0: not "-0.000". */
+static double tidy(double v)
+{
+	return v > -0.0005 && v < 0.0005 ? 0.0 : v;
+}
+
 static struct verdict judge(const struct soak *s)
 {
 	const struct sample *first = &s->samples[0], *last = &s->samples[s->n_samples - 1];
 	struct verdict v = {
-		.fd_slope = 1000 * slope(s, false, false),
-		.rss_slope = 1000 * slope(s, true, false),
-		.fd_per_rescan = slope(s, false, true),
-		.rss_per_rescan = slope(s, true, true),
+		.fd_slope = tidy(1000 * slope(s, false, false)),
+		.rss_slope = tidy(1000 * slope(s, true, false)),
+		.fd_per_rescan = tidy(slope(s, false, true)),
+		.rss_per_rescan = tidy(slope(s, true, true)),
 		/* A sanitizer's quarantine and valgrind's own heap grow by
 		 * design: RSS says nothing of the library there. */
 		.rss_judged = !watch_under_sanitizer() && !watch_under_valgrind(),
