@@ -1264,6 +1264,20 @@ ION_EXPORT int ion_pool_new(struct ion_solution *solution, struct ion_pool **ret
 	return 0;
 }
 
+/*
+ * Whether a heap's pool serves len bytes: a hint of it is left after the
+ * cap (the board's alone would have the pool keep a size the cap left
+ * out, with no count to stop it).  A heap pool's hints are set before it
+ * is published and never after, so they are read without its lock.
+ */
+static struct ion_pool *heap_pool_for(struct ion_pool *pool, size_t len)
+{
+	for (size_t h = 0; h < pool->n_hints; h++)
+		if (page_round(pool->hints[h].size) == len)
+			return pool;
+	return NULL;
+}
+
 struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap *heap,
 				     unsigned int flags, size_t len)
 {
@@ -1271,17 +1285,14 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	_Atomic(struct ion_pool *) *slot;
 	struct ion_solution *solution = NULL;
 	struct ion_pool *pool = NULL, *expected = NULL;
-	bool hinted = false;
 
 	if (!heap->n_pool_hints)
 		return NULL;
-	for (size_t h = 0; h < heap->n_pool_hints && !hinted; h++)
-		hinted = page_round(heap->pool_hints[h].size) == len;
 	/* A heap is immutable but for this slot, set once. */
 	slot = (_Atomic(struct ion_pool *) *)&heap->pools[flags & 3];
 	pool = atomic_load_explicit(slot, memory_order_acquire);
 	if (pool)
-		return hinted ? pool : NULL;
+		return heap_pool_for(pool, len);
 	/* Made at the heap's first use, whatever the size, so that the
 	 * hinted sizes are ready by the time they are asked for. */
 	if (ion_solution_for_heap(ctx, heap, flags, &solution) < 0 ||
@@ -1296,7 +1307,7 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	if (!atomic_compare_exchange_strong_explicit(slot, &expected, pool,
 						     memory_order_acq_rel, memory_order_acquire)) {
 		pool_free(pool); /* another thread made it first */
-		return hinted ? expected : NULL;
+		return heap_pool_for(expected, len);
 	}
 	pthread_mutex_lock(&all->lock);
 	if (start_thread(ctx) < 0)
@@ -1304,7 +1315,7 @@ struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, const struct ion_heap 
 	wake(all);
 	pthread_mutex_unlock(&all->lock);
 	ion_dbg(ctx, "heap %s: a pool for the board's Pool hint", heap->name);
-	return hinted ? pool : NULL;
+	return heap_pool_for(pool, len);
 }
 
 ION_EXPORT struct ion_pool *ion_pool_ref(struct ion_pool *pool)
