@@ -5,6 +5,8 @@
  * Anything missing or unreadable is "not known", never an error: a board
  * file that needs it simply does not match.
  */
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -139,68 +141,158 @@ fail:
 
 /* ---- where memory ends ---- */
 
-static uint64_t be_cells(const unsigned char *p, unsigned int cells)
+/* A root's #address-cells or #size-cells: 1 and 2 are what memory nodes
+ * use, 3 and 4 still fit a reg (their upper cells must be 0). */
+#define DT_CELLS_MAX 4
+
+/* The device tree being read, and where to say what of it is ignored. */
+struct dt_reader {
+	const char *sysroot;
+	ion_conf_error_fn log_fn;	/* or NULL */
+	void *userdata;
+};
+
+/* Says that what the device tree's property rel holds is ignored, and why. */
+__attribute__((format(printf, 3, 4)))
+static void dt_ignored(const struct dt_reader *dt, const char *rel, const char *format, ...)
+{
+	char path[128], message[256];
+	va_list ap;
+
+	if (!dt->log_fn)
+		return;
+	va_start(ap, format);
+	vsnprintf(message, sizeof(message), format, ap);
+	va_end(ap);
+	snprintf(path, sizeof(path), "/proc/device-tree/%s", rel);
+	dt->log_fn(dt->userdata, path, 0, message);
+}
+
+/*
+ * A big-endian value of cells 32-bit cells, if it fits 64 bits: cells
+ * beyond the low two must be 0.  Shifted in regardless, a wider one would
+ * keep only its low 64 bits, and a memory range read so could end
+ * anywhere.
+ */
+static bool dt_value(const unsigned char *p, unsigned int cells, uint64_t *ret)
 {
 	uint64_t v = 0;
 
-	for (unsigned int i = 0; i < cells; i++, p += 4)
+	for (unsigned int i = 0; i < cells; i++, p += 4) {
+		if (i + 2 < cells && (p[0] | p[1] | p[2] | p[3]))
+			return false;
 		v = v << 32 | (uint64_t)p[0] << 24 | (uint64_t)p[1] << 16 |
 		    (uint64_t)p[2] << 8 | p[3];
-	return v;
+	}
+	*ret = v;
+	return true;
 }
 
-static int dt_cells(const char *sysroot, const char *name, unsigned int dflt,
+/*
+ * The root's cell count name: dflt when the tree does not say (the
+ * device-tree spec's defaults), 0 when it says what no root can have (a
+ * count of 0 or past DT_CELLS_MAX, a property not one cell long), logged:
+ * its memory nodes cannot be read then (replaced by the default, every
+ * range would be read at the wrong offsets).
+ */
+static int dt_cells(const struct dt_reader *dt, const char *name, unsigned int dflt,
 		    unsigned int *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	int r = read_dt(sysroot, name, &text, &len);
+	uint64_t v = 0;
+	int r = read_dt(dt->sysroot, name, &text, &len);
 
 	if (r < 0)
 		return r;
-	*ret = text && len == 4 ? (unsigned int)be_cells((unsigned char *)text, 1) : dflt;
-	if (*ret < 1 || *ret > 2)
+	if (!text) {
 		*ret = dflt;
+		return 0;
+	}
+	if (len == 4)
+		dt_value((unsigned char *)text, 1, &v);
+	*ret = len == 4 && v >= 1 && v <= DT_CELLS_MAX ? (unsigned int)v : 0;
+	if (!*ret)
+		dt_ignored(dt, name, "%" PRIu64 " (%zu bytes): no memory node can be read with it; ignored",
+			   v, len);
 	return 0;
 }
 
+/*
+ * Where one reg range of a memory node ends, or 0 for one that says the
+ * impossible (a value wider than 64 bits, size 0, base + size past 2^64,
+ * which would wrap to a low end and put every heap below it), logged:
+ * the firmware's mistake is no reason to fail.
+ */
+static uint64_t dt_range_end(const struct dt_reader *dt, const char *rel,
+			     const unsigned char *reg, unsigned int ac, unsigned int sc)
+{
+	uint64_t base, size;
+
+	if (!dt_value(reg, ac, &base) || !dt_value(reg + 4 * ac, sc, &size)) {
+		char cells[2 * DT_CELLS_MAX * 9 + 1] = ""; /* " %08x" a cell */
+
+		for (unsigned int i = 0; i < ac + sc; i++)
+			snprintf(cells + 9 * i, sizeof(cells) - 9 * i, " %02x%02x%02x%02x",
+				 reg[4 * i], reg[4 * i + 1], reg[4 * i + 2], reg[4 * i + 3]);
+		dt_ignored(dt, rel, "a value wider than 64 bits (%u address and %u size cells:%s); range ignored",
+			   ac, sc, cells);
+		return 0;
+	}
+	if (size == 0 || size > UINT64_MAX - base) {
+		dt_ignored(dt, rel, "base 0x%" PRIx64 " + size 0x%" PRIx64 " %s; range ignored", base,
+			   size, size ? "passes 2^64" : "is no memory");
+		return 0;
+	}
+	return base + size;
+}
+
+/* A memory node's reg: the highest end of its ranges into *end. */
+static int dt_node_end(const struct dt_reader *dt, const char *node, unsigned int ac,
+		       unsigned int sc, uint64_t *end)
+{
+	_cleanup_free_ char *reg = NULL, *rel = NULL;
+	size_t len = 0;
+	int r;
+
+	if (asprintf(&rel, "%s/reg", node) < 0)
+		return -ENOMEM;
+	r = read_dt(dt->sysroot, rel, &reg, &len);
+	for (size_t off = 0; r == 0 && reg && off + 4 * (ac + sc) <= len; off += 4 * (ac + sc)) {
+		uint64_t e = dt_range_end(dt, rel, (unsigned char *)reg + off, ac, sc);
+
+		if (e > *end)
+			*end = e;
+	}
+	return r;
+}
+
+static bool is_memory_node(const char *name)
+{
+	return strncmp(name, "memory", 6) == 0 && (name[6] == '\0' || name[6] == '@');
+}
+
 /* The device tree's memory nodes: the highest end of their reg ranges. */
-static int dt_memory_end(const char *sysroot, uint64_t *end)
+static int dt_memory_end(const struct dt_reader *dt, uint64_t *end)
 {
 	_cleanup_free_ char *dir = NULL;
 	unsigned int ac, sc;
 	struct dirent **names;
 	int n, r;
 
-	r = dt_cells(sysroot, "#address-cells", 2, &ac);
+	r = dt_cells(dt, "#address-cells", 2, &ac);
 	if (r == 0)
-		r = dt_cells(sysroot, "#size-cells", 1, &sc);
-	if (r < 0)
+		r = dt_cells(dt, "#size-cells", 1, &sc);
+	if (r < 0 || !ac || !sc)
 		return r;
-	if (asprintf(&dir, "%s/proc/device-tree", sysroot) < 0)
+	if (asprintf(&dir, "%s/proc/device-tree", dt->sysroot) < 0)
 		return -ENOMEM;
 	n = scandir(dir, &names, NULL, alphasort);
 	if (n < 0)
 		return ion_errno_transient(-errno) ? -errno : 0;
 	for (int i = 0; i < n; i++) {
-		_cleanup_free_ char *reg = NULL, *rel = NULL;
-		size_t len = 0;
-
-		if (r == 0 && strncmp(names[i]->d_name, "memory", 6) == 0 &&
-		    (names[i]->d_name[6] == '\0' || names[i]->d_name[6] == '@')) {
-			if (asprintf(&rel, "%s/reg", names[i]->d_name) < 0)
-				r = -ENOMEM;
-			else
-				r = read_dt(sysroot, rel, &reg, &len);
-			for (size_t off = 0; r == 0 && reg && off + 4 * (ac + sc) <= len;
-			     off += 4 * (ac + sc)) {
-				uint64_t base = be_cells((unsigned char *)reg + off, ac);
-				uint64_t size = be_cells((unsigned char *)reg + off + 4 * ac, sc);
-
-				if (size && base + size > *end)
-					*end = base + size;
-			}
-		}
+		if (r == 0 && is_memory_node(names[i]->d_name))
+			r = dt_node_end(dt, names[i]->d_name, ac, sc, end);
 		free(names[i]);
 	}
 	free(names);
@@ -277,18 +369,21 @@ static int memory_blocks_end(const char *sysroot, uint64_t *end)
 	return 0;
 }
 
-int ion_board_read_memory(const char *sysroot, struct ion_board_memory *ret)
+int ion_board_read_memory(const char *sysroot, ion_conf_error_fn log_fn, void *userdata,
+			  struct ion_board_memory *ret)
 {
 	_cleanup_free_ char *text = NULL;
 	struct ion_board_memory m = { 0 };
+	struct dt_reader dt;
 	size_t len;
 	int r;
 
 	if (!sysroot || strcmp(sysroot, "/") == 0)
 		sysroot = "";
+	dt = (struct dt_reader){ sysroot, log_fn, userdata };
 	/* Where memory ends, not how much there is: RAM on many SoCs starts
 	 * at 2 GiB, and some put part of it above 4 GiB. */
-	r = dt_memory_end(sysroot, &m.end);
+	r = dt_memory_end(&dt, &m.end);
 	if (r == 0 && !m.end)
 		r = memmap_end(sysroot, &m.end);
 	if (r == 0 && !m.end)

@@ -140,8 +140,6 @@ struct ion_board_memory {
 	uint64_t total;		/* /proc/meminfo MemTotal */
 	uint64_t cma_total;	/* /proc/meminfo CmaTotal */
 };
-/* 0, or the transient -ENOMEM, -EMFILE, -ENFILE, -EINTR. */
-int ion_board_read_memory(const char *sysroot, struct ion_board_memory *ret);
 
 /* What a device section is matched against (device.c fills it). */
 struct ion_device_facts {
@@ -160,6 +158,13 @@ struct ion_device_facts {
 /* Reports one problem: "file:line: message" (line 0: the file as a whole). */
 typedef void (*ion_conf_error_fn)(void *userdata, const char *file,
 				  unsigned int line, const char *message);
+
+/* What the device tree says that cannot be (a reg range past 2^64 or of
+ * size 0, a value wider than 64 bits) is ignored and said through log_fn
+ * (may be NULL; the property's path, line 0).  0, or the transient
+ * -ENOMEM, -EMFILE, -ENFILE, -EINTR. */
+int ion_board_read_memory(const char *sysroot, ion_conf_error_fn log_fn, void *userdata,
+			  struct ion_board_memory *ret);
 
 struct ion_conf;
 

@@ -431,6 +431,15 @@ static unsigned int bits_for(uint64_t end)
 	return bits;
 }
 
+/* What board.c ignored of the device tree: the firmware's, not the
+ * caller's nor a board file's problem, so info, not error. */
+static void log_board_info(void *userdata, const char *file, unsigned int line,
+			   const char *message)
+{
+	(void)line;
+	ion_info((struct ion_ctx *)userdata, "%s: %s", file, message);
+}
+
 /*
  * Where memory ends, for address limits (board.c).  Without a map, the
  * size of RAM stands in for its end: too low where RAM does not start at
@@ -439,7 +448,7 @@ static unsigned int bits_for(uint64_t end)
 static int read_ram_bits(struct ion_ctx *ctx, struct ion_registry *reg)
 {
 	struct ion_board_memory m;
-	int r = ion_board_read_memory(ctx->sysroot, &m);
+	int r = ion_board_read_memory(ctx->sysroot, log_board_info, ctx, &m);
 
 	if (r < 0)
 		return r;

@@ -753,6 +753,13 @@ int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags);
  * or with twice the hint's count of the class out, or when the heap is
  * out of memory); a refill that finds the heap out of memory leaves it alone for
  * a second before trying again.
+ * Hints are wishes, capped when set, in the order written: a size larger
+ * than the solution's heaps give is left out, and the buffers of all the
+ * hints together take at most a quarter of RAM (at most the area of a
+ * CMA heap) and, in number, a quarter of the soft RLIMIT_NOFILE at the
+ * call (each pooled buffer holds an fd).  A cap is no error: the log says
+ * at debug level what was kept (a board's or a device's hint, capped the
+ * same when the pool is made, at error level, as heaps.d's problems).
  * Errors: -EINVAL with a malformed hint; -ENOMEM.  Since: 1.0
  */
 int ion_pool_set_hints(struct ion_pool *pool, const char *hints);

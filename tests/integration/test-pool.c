@@ -25,6 +25,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1940,7 +1941,7 @@ static void test_pool_outlives_context(void **pstate)
 
 /* ---- a heaps.d Pool hint ---- */
 
-static atomic_int pool_hint_logged;
+static atomic_int pool_hint_logged, pool_capped_logged;
 static char stats_logged[512];
 
 __attribute__((format(printf, 6, 0)))
@@ -1949,10 +1950,14 @@ static void capture_log(struct ion_ctx *ctx, int priority, const char *file, int
 {
 	char text[512];
 
-	(void)ctx, (void)priority, (void)file, (void)line, (void)fn;
+	(void)ctx, (void)file, (void)line, (void)fn;
 	vsnprintf(text, sizeof(text), format, args);
 	if (strstr(text, "a pool for the board's Pool hint"))
 		atomic_store(&pool_hint_logged, 1);
+	/* As heaps.d's problems are: at error level, with file:line. */
+	if (priority == LOG_ERR && strstr(text, "50-pool.conf:2: heap ") &&
+	    strstr(text, ": Pool = 1024x64K capped to 64x64K:"))
+		atomic_store(&pool_capped_logged, 1);
 	if (strstr(text, "pool done:"))
 		snprintf(stats_logged, sizeof(stats_logged), "%s", text);
 }
@@ -2328,6 +2333,98 @@ static void test_heaps_d_pool_context_freed(void **pstate)
 	fd_table_assert_same(&before);
 }
 
+#define LOW_NOFILE 256
+#define CAPPED_SKIP 99
+
+/* The buffers of dev that the process holds and did not before; -1 when
+ * no fd is left to look. */
+static int new_fds_on(dev_t dev, const struct fd_ids *old)
+{
+	struct fd_match m = { .dev = dev, .old = old, .except = -1 };
+	DIR *dir = opendir("/proc/self/fd");
+
+	if (!dir)
+		return -1;
+	closedir(dir);
+	each_fd(match_fd, &m);
+	return m.count;
+}
+
+/* test_heaps_d_pool_capped's child: 0, CAPPED_SKIP, or bits of what failed. */
+static int capped_child(const struct state *s, const char *dir)
+{
+	static struct fd_ids old;
+	struct ion_ctx *ctx;
+	struct rlimit lim;
+	struct stat st;
+	uint64_t end;
+	int fd = -1, n = 0, code = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim) < 0 || lim.rlim_max < LOW_NOFILE)
+		return CAPPED_SKIP;
+	lim.rlim_cur = LOW_NOFILE;
+	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
+		return 1;
+	old.n = 0;
+	each_fd(add_fd_id, &old);
+	atomic_store(&pool_capped_logged, 0);
+	if (ion_ctx_new(NULL, &ctx) < 0)
+		return 2;
+	ion_ctx_set_log_fn(ctx, capture_log);
+	/* The heap's first allocation, of a size the hint does not name,
+	 * makes its pool. */
+	if (ion_ctx_set_heaps_path(ctx, dir) < 0 ||
+	    ion_ctx_alloc(ctx, s->heap, KiB(4), 0, &fd) < 0 || fstat(fd, &st) < 0) {
+		ion_ctx_unref(ctx);
+		return 2;
+	}
+	close(fd);
+	/* Up to 10 s (TCG, CMA) for the pool to fill, then 300 ms more for
+	 * it to go past the cap, had it none. */
+	for (end = now_ms() + 10000; (n = new_fds_on(st.st_dev, &old)) < LOW_NOFILE / 4 &&
+				     now_ms() < end;)
+		sleep_ms(20);
+	sleep_ms(300);
+	n = new_fds_on(st.st_dev, &old);
+	fprintf(stderr, "%s, RLIMIT_NOFILE %d: the pool holds %d buffers (-1: no fd left to count them)\n",
+		s->heap, LOW_NOFILE, n);
+	if (n != LOW_NOFILE / 4)
+		code |= 4;
+	if (!atomic_load(&pool_capped_logged))
+		code |= 8;
+	ion_ctx_unref(ctx);
+	return code;
+}
+
+/*
+ * A board's hint is a wish: "Pool = 1024x64K" under a soft fd limit of
+ * 256 (set in a child) keeps a quarter of the limit, 64 buffers, so that
+ * the refill thread leaves the program three quarters of its fds rather
+ * than run it out of them; the cap is logged at error level, as heaps.d's
+ * problems are, with the file and line.
+ */
+static void test_heaps_d_pool_capped(void **pstate)
+{
+	struct state *s = *pstate;
+	char dir[64];
+	int status;
+	pid_t pid;
+
+	make_heaps_d_hint(s, dir, "1024x64K");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(capped_child(s, dir));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	remove_dir(dir);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == CAPPED_SKIP)
+		skip(); /* a hard limit below 256 */
+	if (WEXITSTATUS(status))
+		print_error("the child failed: %d\n", WEXITSTATUS(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 #define ANDROID_ALLOC	(1 << 0)
 #define ANDROID_NEW	(1 << 1) /* not the prefilled buffers: no pool served */
 #define ANDROID_FDS	(1 << 2) /* fds left after ion_close() */
@@ -2506,6 +2603,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_keeps_only_hinted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_context_freed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_android, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heaps_d_pool_capped, setup, teardown),
 	};
 	char **heaps = test_heap_names();
 	const char *filter = getenv("LIBION_TEST_FILTER");

@@ -820,6 +820,141 @@ static void test_qemu_q35(void **state)
 			  "behind an IOMMU, scattered memory is fine");
 }
 
+/* ---- the device tree's memory, when it says the impossible ---- */
+
+/* The info lines of a context (what discovery says it ignored). */
+static char infos[4096];
+
+__attribute__((format(printf, 6, 0)))
+static void log_infos(struct ion_ctx *ctx, int priority, const char *file, int line,
+		      const char *fn, const char *format, va_list args)
+{
+	size_t used = strlen(infos);
+	va_list copy;
+
+	va_copy(copy, args);
+	log_errors(ctx, priority, file, line, fn, format, copy);
+	va_end(copy);
+	if (priority != LOG_INFO || used + 2 >= sizeof(infos))
+		return;
+	vsnprintf(infos + used, sizeof(infos) - used - 1, format, args);
+	strcat(infos, "\n");
+}
+
+/*
+ * A tree of text (tests/lib/faketree.h) with a device tree whose root
+ * has these cell counts, 1 GiB of MemTotal (which stands in for where
+ * memory ends once the device tree says nothing usable), and no board
+ * files; its memfd heap's address bits, which are the bits memory ends
+ * below.
+ */
+static unsigned int dt_memory_bits(struct board *b, const char *cells, const char *nodes)
+{
+	char file[128], err[512];
+	const struct ion_heap *h;
+	FILE *f;
+
+	errors[0] = infos[0] = '\0';
+	strcpy(b->root, "/tmp/libion-board-XXXXXX");
+	assert_non_null(mkdtemp(b->root));
+	snprintf(file, sizeof(file), "%s.tree", b->root);
+	f = fopen(file, "we");
+	assert_non_null(f);
+	fprintf(f, "link /proc/device-tree /sys/firmware/devicetree/base\n"
+		   "file /proc/meminfo MemTotal:        1000000 kB\\n\n%s%s", cells, nodes);
+	fclose(f);
+	if (faketree_build(file, b->root, err, sizeof(err)) < 0)
+		fail_msg("%s", err);
+	assert_int_equal(unlink(file), 0);
+	assert_int_equal(ion_ctx_new(b->root, &b->ctx), 0);
+	ion_ctx_set_log_fn(b->ctx, log_infos);
+	ion_ctx_set_log_priority(b->ctx, LOG_INFO);
+	assert_int_equal(ion_ctx_set_heaps_path(b->ctx, ""), 0);
+	assert_int_equal(ion_ctx_find_heap(b->ctx, "memfd", &h), 0);
+	print_message("memory ends below 2^%u; %s", ion_heap_get_address_bits(h),
+		      infos[0] ? infos : "nothing logged\n");
+	return ion_heap_get_address_bits(h);
+}
+
+static void dt_memory_done(struct board *b)
+{
+	b->ctx = ion_ctx_unref(b->ctx);
+	assert_int_equal(test_remove_tree(b->root), 0);
+	b->root[0] = '\0';
+}
+
+#define DT_CELLS_2_2 "file /sys/firmware/devicetree/base/#address-cells \\x00\\x00\\x00\\x02\n" \
+		     "file /sys/firmware/devicetree/base/#size-cells \\x00\\x00\\x00\\x02\n"
+#define DT_REG(node) "file /sys/firmware/devicetree/base/" node "/reg "
+
+/*
+ * A memory node's reg whose base + size passes 2^64 (firmware's mistake,
+ * or a tree overwritten): taken as it was, base + size wrapped to 4 KiB,
+ * and memory was said to end there, every heap below 2^12.  Such a
+ * range, and one of size 0, is ignored and logged (info), naming the node
+ * and the values: without another node MemTotal says where memory ends
+ * (1 GiB: 2^30), and a valid node beside it still does (2 GiB: 2^31).
+ */
+static void test_dt_memory_wraps(void **state)
+{
+	static const char wraps[] = DT_REG("memory@fffffffffffff000")
+		"\\xff\\xff\\xff\\xff\\xff\\xff\\xf0\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x20\\x00\n";
+	static const char valid[] = DT_REG("memory@40000000")
+		"\\x00\\x00\\x00\\x00\\x40\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x40\\x00\\x00\\x00\n";
+	static const char empty[] = DT_REG("memory@0")
+		"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\n";
+	struct board *b = *state;
+	char nodes[1024];
+
+	snprintf(nodes, sizeof(nodes), "%s%s", wraps, empty);
+	assert_int_equal(dt_memory_bits(b, DT_CELLS_2_2, nodes), 30);
+	assert_non_null(strstr(infos, "memory@fffffffffffff000/reg: base 0xfffffffffffff000 + size 0x2000 passes 2^64"));
+	assert_non_null(strstr(infos, "memory@0/reg: base 0x0 + size 0x0"));
+	dt_memory_done(b);
+
+	snprintf(nodes, sizeof(nodes), "%s%s", valid, wraps);
+	assert_int_equal(dt_memory_bits(b, DT_CELLS_2_2, nodes), 31);
+	assert_non_null(strstr(infos, "memory@fffffffffffff000/reg: base 0xfffffffffffff000 + size 0x2000 passes 2^64"));
+	dt_memory_done(b);
+}
+
+/*
+ * Cell counts beyond two, which a 64-bit value does not need: read as
+ * they are, with their upper cells 0 (2 GiB in three size cells: 2^31),
+ * and a value wider than 64 bits ignored and logged.  They were replaced
+ * by the defaults, so that each range was read at the wrong offsets (the
+ * three-cell size read as base 0, size 1: memory ending below 2^1).  A
+ * count no root can have (5 address cells) ignores the device tree's
+ * memory, logged: MemTotal then says 2^30.
+ */
+static void test_dt_memory_cells(void **state)
+{
+	static const char cells_2_3[] =
+		"file /sys/firmware/devicetree/base/#address-cells \\x00\\x00\\x00\\x02\n"
+		"file /sys/firmware/devicetree/base/#size-cells \\x00\\x00\\x00\\x03\n";
+	static const char nodes_2_3[] = DT_REG("memory@40000000")
+		"\\x00\\x00\\x00\\x00\\x40\\x00\\x00\\x00"
+		"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x40\\x00\\x00\\x00\n"
+		DT_REG("memory@0")
+		"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+		"\\x00\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\n";
+	static const char cells_5_1[] =
+		"file /sys/firmware/devicetree/base/#address-cells \\x00\\x00\\x00\\x05\n"
+		"file /sys/firmware/devicetree/base/#size-cells \\x00\\x00\\x00\\x01\n";
+	static const char nodes_5_1[] = DT_REG("memory@1")
+		"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00"
+		"\\x00\\x00\\x00\\x01\\x00\\x00\\x10\\x00\n";
+	struct board *b = *state;
+
+	assert_int_equal(dt_memory_bits(b, cells_2_3, nodes_2_3), 31);
+	assert_non_null(strstr(infos, "memory@0/reg: a value wider than 64 bits (2 address and 3 size cells: 00000000 00000000 00000001 00000000 00000000)"));
+	dt_memory_done(b);
+
+	assert_int_equal(dt_memory_bits(b, cells_5_1, nodes_5_1), 30);
+	assert_non_null(strstr(infos, "/proc/device-tree/#address-cells: 5 (4 bytes)"));
+	dt_memory_done(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -832,6 +967,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_imx8mp_evk, board_setup, board_teardown),
 		cmocka_unit_test_setup_teardown(test_am62x_sk, board_setup, board_teardown),
 		cmocka_unit_test_setup_teardown(test_qemu_q35, board_setup, board_teardown),
+		cmocka_unit_test_setup_teardown(test_dt_memory_wraps, board_setup, board_teardown),
+		cmocka_unit_test_setup_teardown(test_dt_memory_cells, board_setup, board_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

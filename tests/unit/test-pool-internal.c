@@ -21,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +32,7 @@
 
 #include "src/alloc.h"
 #include "src/util.h"
+#include "testlib.h"
 
 static pthread_t main_thread;
 
@@ -658,6 +661,341 @@ static void test_settings_while_busy(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
+/* ---- hints capped ---- */
+
+/* The last log line that said a hint was capped, and at which priority. */
+static char cap_line[1024];
+static atomic_int cap_priority = -1;
+
+__attribute__((format(printf, 6, 0)))
+static void capture_cap(struct ion_ctx *ctx, int priority, const char *file, int line,
+			const char *fn, const char *format, va_list args)
+{
+	char text[1024];
+
+	(void)ctx, (void)file, (void)line, (void)fn;
+	vsnprintf(text, sizeof(text), format, args);
+	if (strstr(text, "capped to")) {
+		snprintf(cap_line, sizeof(cap_line), "%s", text);
+		atomic_store(&cap_priority, priority);
+	}
+}
+
+static void cap_log_reset(void)
+{
+	cap_line[0] = '\0';
+	atomic_store(&cap_priority, -1);
+}
+
+/* MemTotal, read here rather than taken from the library; 0 if unknown. */
+static uint64_t mem_total(void)
+{
+	unsigned long long kib = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kib << 10;
+}
+
+/*
+ * The process's open fds, or only those whose link starts with prefix
+ * ("/memfd:", the pooled buffers on the memfd heap); -1 where no fd is
+ * left to read them.  No cmocka assertion, so that a forked child may use
+ * it.
+ */
+static int fd_count(const char *prefix)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir))) {
+		char path[300], target[64];
+		ssize_t len;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(dir))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = prefix ? readlink(path, target, sizeof(target) - 1) : 0;
+		if (prefix && len > 0)
+			target[len] = '\0';
+		if (!prefix || (len > 0 && strncmp(target, prefix, strlen(prefix)) == 0))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* The fds a pool's filling took: its buffers' and the process's in all. */
+struct fd_use {
+	int buffers, total;
+};
+
+static struct fd_use fd_use_since(const struct fd_use *before)
+{
+	int buffers = fd_count("/memfd:"), total = fd_count(NULL);
+
+	if (!before)
+		return (struct fd_use){ buffers, total };
+	return (struct fd_use){ buffers < 0 ? -1 : buffers - before->buffers,
+				total < 0 ? -1 : total - before->total };
+}
+
+/* Within a pool's fd cap: its buffers, and the rest of the process but for
+ * the context's own few fds (the refill thread's eventfd, the PSI
+ * trigger). */
+static bool fd_use_within(const struct fd_use *added, unsigned long long cap)
+{
+	return added->buffers >= 0 && (unsigned long long)added->buffers <= cap &&
+	       added->total >= 0 && (unsigned long long)added->total <= cap + 4;
+}
+
+static unsigned long long nofile_soft(void)
+{
+	struct rlimit lim;
+
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &lim), 0);
+	return lim.rlim_cur;
+}
+
+/*
+ * What the documented rule keeps of "1024x1G 1024x2G": a quarter of RAM,
+ * earlier hints first, so some buffers of 1 GiB and none of 2 GiB unless
+ * all 1024 of 1 GiB fit (no machine here); "nothing" below 4 GiB of RAM.
+ */
+static void capped_1g_2g(char *buf, size_t size)
+{
+	unsigned long long ones = (mem_total() / 4) >> 30;
+
+	if (ones)
+		snprintf(buf, size, "capped to %llux1G:", ones);
+	else
+		snprintf(buf, size, "capped to nothing:");
+}
+
+/* A temporary heaps.d folder with one file of text. */
+static void heaps_d_write(char dir[64], const char *text)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(dir, 64, "/tmp/libion-hints-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/50-pool.conf", dir);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Waits (up to ms) until the refills have stopped for 500 ms; false if
+ * they still go on.  No cmocka assertion (a child uses it). */
+static bool refills_settle(const struct ion_pool *pool, unsigned int ms)
+{
+	uint64_t end = now_ms() + ms;
+	unsigned long long last = stat_of(pool, ION_POOL_STAT_REFILLS);
+
+	for (;;) {
+		unsigned long long now;
+
+		sleep_ms(500);
+		now = stat_of(pool, ION_POOL_STAT_REFILLS);
+		if (now == last && now > 0)
+			return true;
+		if (now_ms() > end)
+			return false;
+		last = now;
+	}
+}
+
+/*
+ * A program's own hint is capped as a board's is: "1024x1G 1024x2G", 3
+ * TiB in 2048 buffers, would have the pool ask for more memory than the
+ * machine has and for fds its program needs.  ion_pool_set_hints()
+ * keeps a quarter of RAM at most (and of RLIMIT_NOFILE), earlier hints
+ * first, and says so at debug level: the program asked, no error is
+ * logged on its behalf.
+ */
+static void test_caller_hint_capped(void **pstate)
+{
+	struct state *s = *pstate;
+	unsigned long long held, quarter = mem_total() / 4, fd_cap = nofile_soft() / 4;
+	struct fd_use before = fd_use_since(NULL), added;
+	char want[64];
+
+	ion_ctx_set_log_fn(s->ctx, capture_cap);
+	ion_ctx_set_log_priority(s->ctx, LOG_DEBUG);
+	cap_log_reset();
+	assert_int_equal(ion_pool_set_hints(s->pool, "1024x1G 1024x2G"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	held = stat_of(s->pool, ION_POOL_STAT_BYTES_HELD);
+	added = fd_use_since(&before);
+	print_message("held %llu bytes (a quarter of RAM: %llu), %d buffer fds, %d fds in all more (cap %llu); log: %s\n",
+		      held, quarter, added.buffers, added.total, fd_cap, cap_line);
+	assert_true(held <= quarter);
+	assert_true(fd_use_within(&added, fd_cap));
+	capped_1g_2g(want, sizeof(want));
+	assert_non_null(strstr(cap_line, "'1024x1G 1024x2G'"));
+	assert_non_null(strstr(cap_line, want));
+	assert_int_equal(atomic_load(&cap_priority), LOG_DEBUG);
+}
+
+/* The context of a heaps.d folder, and its memfd heap's pool once an
+ * allocation (of a size the hint does not name) made it. */
+static struct ion_ctx *hinted_ctx(const char *dir, struct ion_pool **ret_pool)
+{
+	const struct ion_heap *h;
+	struct ion_ctx *ctx;
+	int fd = -1;
+
+	if (ion_ctx_new(NULL, &ctx) < 0)
+		return NULL;
+	ion_ctx_set_log_fn(ctx, capture_cap);
+	if (ion_ctx_set_heaps_path(ctx, dir) < 0 || ion_ctx_find_heap(ctx, "memfd", &h) < 0) {
+		ion_ctx_unref(ctx);
+		return NULL;
+	}
+	/* The fake count sees no mapping: the pool must not look. */
+	atomic_store(&((struct ion_heap *)h)->maps_counted, 1);
+	if (ion_ctx_alloc(ctx, "memfd", KiB(12), 0, &fd) == 0)
+		close(fd);
+	*ret_pool = atomic_load(&((struct ion_heap *)h)->pools[0]);
+	return ctx;
+}
+
+/*
+ * The board's "Pool = 1024x1G 1024x2G" on the memfd heap: the heap pool's
+ * refill thread would make 2048 memfds of 3 TiB together (on a DMA-BUF
+ * heap it would ask the kernel for them).  Capped, the pool holds at most
+ * a quarter of RAM, its fds stay far below RLIMIT_NOFILE, and the cap is
+ * logged as heaps.d's problems are, at error level, with the file and
+ * line, the heap, the hint as written and what is left of it.
+ */
+static void test_board_hint_capped(void **pstate)
+{
+	unsigned long long held, quarter = mem_total() / 4, fd_cap = nofile_soft() / 4;
+	struct ion_pool *pool = NULL;
+	struct ion_ctx *ctx;
+	char dir[64], want[64], where[128];
+	struct fd_use before, added;
+	bool settled;
+
+	(void)pstate;
+	heaps_d_write(dir, "[Heap memfd]\nPool = 1024x1G 1024x2G\n");
+	cap_log_reset();
+	before = fd_use_since(NULL);
+	ctx = hinted_ctx(dir, &pool);
+	assert_non_null(ctx);
+	assert_non_null(pool);
+	settled = refills_settle(pool, 15000);
+	held = stat_of(pool, ION_POOL_STAT_BYTES_HELD);
+	added = fd_use_since(&before);
+	print_message("held %llu bytes (a quarter of RAM: %llu), %d buffer fds, %d fds in all more (cap %llu, limit %llu); log: %s\n",
+		      held, quarter, added.buffers, added.total, fd_cap, nofile_soft(), cap_line);
+	ion_ctx_unref(ctx);
+	assert_int_equal(test_remove_tree(dir), 0);
+	assert_true(settled);
+	assert_true(held <= quarter);
+	assert_true(fd_use_within(&added, fd_cap));
+	capped_1g_2g(want, sizeof(want));
+	snprintf(where, sizeof(where), "%s/50-pool.conf:2: heap memfd: Pool = 1024x1G 1024x2G ", dir);
+	assert_non_null(strstr(cap_line, where));
+	assert_non_null(strstr(cap_line, want));
+	assert_int_equal(atomic_load(&cap_priority), LOG_ERR);
+}
+
+#define LOW_NOFILE 256
+#define LOW_NOFILE_SKIP 99
+
+/* The child of test_board_hint_low_nofile(): 0, or bits of what failed. */
+static int low_nofile_child(const char *dir)
+{
+	struct ion_pool *pool = NULL;
+	struct ion_ctx *ctx;
+	struct rlimit lim;
+	unsigned long long held;
+	struct fd_use before, added;
+	int fd, code = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &lim) < 0 || lim.rlim_max < LOW_NOFILE)
+		return LOW_NOFILE_SKIP;
+	lim.rlim_cur = LOW_NOFILE;
+	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
+		return 1;
+	cap_log_reset();
+	before = fd_use_since(NULL);
+	ctx = hinted_ctx(dir, &pool);
+	if (!ctx || !pool) {
+		ion_ctx_unref(ctx);
+		return 2;
+	}
+	if (!refills_settle(pool, 10000))
+		code |= 4;
+	held = stat_of(pool, ION_POOL_STAT_BYTES_HELD);
+	added = fd_use_since(&before);
+	fprintf(stderr, "limit %d: %d buffer fds, %d fds in all more (-1: none left to count them), %llu bytes held; log: %s\n",
+		LOW_NOFILE, added.buffers, added.total, held, cap_line);
+	if (!fd_use_within(&added, LOW_NOFILE / 4))
+		code |= 8;
+	if (held != (LOW_NOFILE / 4) * KiB(4))
+		code |= 16;
+	if (!strstr(cap_line, "heap memfd: Pool = 1024x4K 1x8K capped to 64x4K:") ||
+	    atomic_load(&cap_priority) != LOG_ERR)
+		code |= 32;
+	/* The size the cap left out is the heap's again, not the pool's: a
+	 * buffer of it closed is not kept (the thread reads counts every
+	 * 100 ms). */
+	if (ion_ctx_alloc(ctx, "memfd", KiB(8), 0, &fd) < 0)
+		code |= 64;
+	else
+		close(fd);
+	sleep_ms(500);
+	held = stat_of(pool, ION_POOL_STAT_BYTES_HELD);
+	added = fd_use_since(&before);
+	fprintf(stderr, "after 8 KiB closed: %d buffer fds, %llu bytes held\n", added.buffers, held);
+	if (held != (LOW_NOFILE / 4) * KiB(4) || added.buffers != LOW_NOFILE / 4)
+		code |= 128;
+	ion_ctx_unref(ctx);
+	return code;
+}
+
+/*
+ * A low fd limit (256, set in a child): the board's "Pool = 1024x4K 1x8K",
+ * little memory, keeps a quarter of the limit, 64 buffers of 4 KiB, read
+ * when the hints are applied, so that the refill thread leaves the
+ * program three quarters of its fds rather than run it out of them.  The
+ * 8 KiB the cap left out are no size the heap's pool serves or keeps.
+ */
+static void test_board_hint_low_nofile(void **pstate)
+{
+	char dir[64];
+	int status;
+	pid_t pid;
+
+	(void)pstate;
+	heaps_d_write(dir, "[Heap memfd]\nPool = 1024x4K 1x8K\n");
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(low_nofile_child(dir));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(test_remove_tree(dir), 0);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status) == LOW_NOFILE_SKIP)
+		skip(); /* a hard limit below 256 */
+	if (WEXITSTATUS(status))
+		print_error("the child failed: %d\n", WEXITSTATUS(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -672,6 +1010,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_caller_hint_capped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_board_hint_capped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_board_hint_low_nofile, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
