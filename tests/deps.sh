@@ -25,8 +25,11 @@ vm=(valgrind qemu-system-x86 busybox-static cpio bc flex bison libelf-dev
 # architectures, and pull in libc6:arm64/armhf, whose loader qemu-user runs.
 cross=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross gcc-arm-linux-gnueabihf
        libc6-dev-armhf-cross qemu-user qemu-system-arm)
+# zlib1g:$a by name: libpciaccess0:$a needs it, and apt's resolver, left
+# to find it, gives up ("held broken packages") when the host's zlib1g
+# has a newer candidate than the foreign index holds.
 for a in arm64 armhf; do
-	cross+=("libcmocka-dev:$a" "libdrm-dev:$a" "libudev-dev:$a")
+	cross+=("libcmocka-dev:$a" "libdrm-dev:$a" "libudev-dev:$a" "zlib1g:$a")
 done
 
 pkgs=("${build[@]}")
@@ -51,7 +54,13 @@ if [ "$with_cross" = 1 ]; then
 	done
 fi
 echo "deps: installing ${missing[*]}" >&2
-$sudo apt-get update -q >&2
+# A mirror caught mid-sync fails one index ("File has unexpected size"):
+# try again, and install from what the lists hold if it still fails.
+for try in 1 2 3; do
+	$sudo apt-get update -q >&2 && break
+	echo "deps: apt-get update failed (try $try of 3)" >&2
+	sleep $((try * 10))
+done
 # --no-remove: a foreign -dev package whose host twin is of another
 # version must never cost the machine a package; apt upgrades the host
 # library (same source, M-A: same) or stops here.
