@@ -15,12 +15,14 @@ static inline void freep(void *p)
 	free(*(void **)p);
 }
 
+/* Closes *fd if open and leaves it -1, errno untouched. */
 static inline void closep(int *fd)
 {
 	if (*fd >= 0) {
 		int saved = errno;
 		close(*fd);
 		errno = saved;
+		*fd = -1;
 	}
 }
 
