@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -65,15 +66,37 @@ static int describe(struct ion_heap *heap, const char *name)
 
 struct dmaheap_heap {
 	struct ion_heap heap;
-	int fd;		/* the node, O_RDONLY|O_CLOEXEC, or -1 */
+	int fd;		/* the node, O_RDONLY|O_CLOEXEC, or -1: opened per call */
+	dev_t rdev;	/* the node's device number, checked when reopened */
 };
+
+/*
+ * A registry keeps at most this many heap nodes open, and at most a 32nd
+ * of the soft RLIMIT_NOFILE: a machine (or a sysroot) with thousands of
+ * heap nodes must not fill the fd table, or every call would fail with
+ * EMFILE, memfd's too.  Real machines have a handful of heaps; the rest
+ * are opened, checked against the device number discovery saw, and
+ * closed around each allocation.
+ */
+#define HELD_NODES_MAX 32
+
+static unsigned int held_nodes_cap(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return HELD_NODES_MAX;
+	return rl.rlim_cur / 32 < HELD_NODES_MAX ? (unsigned int)(rl.rlim_cur / 32)
+						  : HELD_NODES_MAX;
+}
 
 /* Fills in a heap found as dir/name; 0, or a transient error.  A node
  * that cannot be used leaves the heap listed unavailable with the reason. */
 static int add_heap(struct ion_ctx *ctx, struct dmaheap_heap *dh, const char *dir,
-		    const char *name)
+		    const char *name, unsigned int *held, unsigned int held_cap)
 {
 	struct ion_heap *heap = &dh->heap;
+	struct stat st;
 	int r;
 
 	char target[256];
@@ -100,13 +123,24 @@ static int add_heap(struct ion_ctx *ctx, struct dmaheap_heap *dh, const char *di
 	if (r < 0)
 		return r;
 	/* Like libgpiod's chip check: a dma_heap class device, says sysfs. */
-	return ion_heap_open_node(ctx, heap, O_RDONLY, "dma_heap", NULL, &dh->fd);
+	r = ion_heap_open_node(ctx, heap, O_RDONLY, "dma_heap", NULL, &dh->fd);
+	if (r < 0 || dh->fd < 0)
+		return r;
+	if (fstat(dh->fd, &st) < 0)
+		return neg_errno();
+	dh->rdev = st.st_rdev;
+	if (*held >= held_cap)
+		closep(&dh->fd);
+	else
+		(*held)++;
+	return 0;
 }
 
 static int dmaheap_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 {
 	_cleanup_free_ char *dir = ion_ctx_path(ctx, "/dev/dma_heap");
 	struct dirent **names;
+	unsigned int held = 0, held_cap = held_nodes_cap();
 	int n, r = 0;
 
 	if (!dir)
@@ -128,7 +162,8 @@ static int dmaheap_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 			break;
 		}
 		heap_container(heap, struct dmaheap_heap)->fd = -1;
-		r = add_heap(ctx, heap_container(heap, struct dmaheap_heap), dir, name);
+		r = add_heap(ctx, heap_container(heap, struct dmaheap_heap), dir, name,
+			     &held, held_cap);
 		if (r < 0)
 			break;
 	}
@@ -138,9 +173,26 @@ static int dmaheap_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 	return r;
 }
 
+/* A node not kept open, opened for one call: the fd, or a negative errno
+ * (-ENODEV when another device now stands at the path). */
+static int reopen(const struct dmaheap_heap *dh)
+{
+	_cleanup_close_ int fd = open(dh->heap.node, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return neg_errno();
+	if (fstat(fd, &st) < 0)
+		return neg_errno();
+	if (!S_ISCHR(st.st_mode) || st.st_rdev != dh->rdev)
+		return -ENODEV;
+	return steal_fd(&fd);
+}
+
 static int dmaheap_alloc(const struct ion_heap *heap, size_t len,
 			 unsigned int flags, int *ret_fd)
 {
+	const struct dmaheap_heap *dh = heap_container(heap, const struct dmaheap_heap);
 	struct dma_heap_allocation_data data = {
 		.len = len,
 		.fd_flags = O_RDWR | O_CLOEXEC,
@@ -148,8 +200,13 @@ static int dmaheap_alloc(const struct ion_heap *heap, size_t len,
 	int r;
 
 	(void)flags; /* dma-heaps take no flags: caching is the heap's */
-	r = ion_ioctl_retry(heap_container(heap, const struct dmaheap_heap)->fd,
-			    DMA_HEAP_IOCTL_ALLOC, &data);
+	if (dh->fd >= 0) {
+		r = ion_ioctl_retry(dh->fd, DMA_HEAP_IOCTL_ALLOC, &data);
+	} else {
+		_cleanup_close_ int fd = reopen(dh);
+
+		r = fd < 0 ? fd : ion_ioctl_retry(fd, DMA_HEAP_IOCTL_ALLOC, &data);
+	}
 	if (r < 0)
 		return r;
 	*ret_fd = (int)data.fd;

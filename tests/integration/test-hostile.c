@@ -4022,6 +4022,83 @@ static void check_close_races_alloc(void)
 	ion_close(keep);
 }
 
+/* ---- 19: more heap nodes than the fd table holds ---- */
+
+#define MANY_HEAP_NODES 1000
+
+static int fds_open(void)
+{
+	struct fd_table t;
+
+	fd_table_read(&t);
+	return t.n;
+}
+
+/*
+ * Issue 20, 7: a sysroot with 1,000 dma_heap nodes under an fd limit of
+ * 256.  Discovery lists them all and keeps only a few open; memfd still
+ * allocates; a heap whose node is not kept open is opened for the call
+ * (the ioctl reaches the node: /dev/null answers ENOTTY) and closed, and a
+ * node replaced by another device is refused with ENODEV.
+ */
+static void spec19_many_heap_nodes(void)
+{
+	const struct ion_heap *served = NULL;
+	struct fd_table before;
+	struct ion_ctx *ctx;
+	char path[PATH_MAX], name[32];
+	struct root r;
+	int n, fd = SENTINEL_FD, base, held, ret;
+
+	if (geteuid() != 0)
+		skip(); /* mknod */
+	fd_limit_lower();
+	root_make(&r);
+	root_sysfs_chr(&r, 1, 3, "dma_heap", "heap0000");
+	for (int i = 0; i < MANY_HEAP_NODES; i++) {
+		snprintf(name, sizeof(name), "dev/dma_heap/heap%04d", i);
+		root_node(&r, name, N_CHR_NULL, NULL);
+	}
+	fd_table_read(&before);
+	base = before.n;
+	assert_int_equal(ion_ctx_new(r.path, &ctx), 0);
+	n = ion_ctx_get_heap_count(ctx);
+	held = fds_open() - base;
+	EXPECT(n > MANY_HEAP_NODES,
+	       "spec-19: %d heap nodes under RLIMIT_NOFILE %d: discovery got %s, expected %d heaps and memfd",
+	       MANY_HEAP_NODES, FD_LIMIT, rname(n), MANY_HEAP_NODES);
+	EXPECT(held <= 16, "spec-19: the context holds %d fds after discovering %d heap nodes",
+	       held, MANY_HEAP_NODES);
+
+	ret = ion_ctx_alloc_mask(ctx, ION_HEAP_SYSTEM_MASK, page, ION_FLAG_CACHED, &fd, &served);
+	EXPECT(ret == 0 && served && strcmp(ion_heap_get_name(served), "memfd") == 0,
+	       "spec-19: ION_HEAP_SYSTEM_MASK beside %d heap nodes got %s from %s, expected memfd",
+	       MANY_HEAP_NODES, rname(ret), served ? ion_heap_get_name(served) : "no heap");
+	if (ret == 0)
+		close(fd);
+
+	/* The last node is not held: it is opened for the call. */
+	fd = SENTINEL_FD;
+	ret = ion_ctx_alloc(ctx, "heap0999", page, 0, &fd);
+	EXPECT(ret == -ENOTTY && fd == SENTINEL_FD,
+	       "spec-19: allocation from a node not kept open got %s, expected -ENOTTY from the node",
+	       rname(ret));
+	EXPECT(fds_open() - base == held, "spec-19: allocating from a node not kept open left %d fds",
+	       fds_open() - base - held);
+
+	/* Another device at its path since discovery: not the heap. */
+	root_join(&r, "dev/dma_heap/heap0999", path, sizeof(path));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mknod(path, S_IFCHR | 0666, makedev(1, 5)), 0);
+	ret = ion_ctx_alloc(ctx, "heap0999", page, 0, &fd);
+	EXPECT(ret == -ENODEV && fd == SENTINEL_FD,
+	       "spec-19: a node replaced by /dev/zero's device got %s, expected -ENODEV", rname(ret));
+
+	ion_ctx_unref(ctx);
+	fd_table_same_soft(&before, "spec-19: after the context with many heap nodes");
+	root_remove(&r);
+}
+
 /* ------------------------------------------------------------------ */
 /* The watched runner                                                  */
 /* ------------------------------------------------------------------ */
@@ -4052,6 +4129,7 @@ static const struct check checks[] = {
 	{ "spec-16 a stale client's number reused", spec16_stale_client, 20 },
 	{ "spec-17 ion_fd_get_size on non-buffers", spec17_get_size, 20 },
 	{ "spec-18 import requires the seal", spec18_import_needs_seal, 20 },
+	{ "spec-19 more heap nodes than fds", spec19_many_heap_nodes, 60 },
 	{ "bad fds", check_bad_fds, 20 },
 	{ "bad handles", check_bad_handles, 20 },
 	{ "bad lengths", check_bad_lengths, 20 },
