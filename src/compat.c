@@ -17,7 +17,9 @@
 
 #include <ion/ion.h>
 
+#include "compat.h"
 #include "context.h"
+#include "fork.h"
 #include "sysfs.h"
 
 
@@ -33,7 +35,7 @@ struct client {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* fork() waits for the lock, so that the child never inherits it held
- * (called by context.c's handlers, which order every lock). */
+ * (called by fork.c's handlers, which order every lock). */
 void ion_compat_fork_prepare(void)
 {
 	pthread_mutex_lock(&lock);

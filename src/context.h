@@ -59,19 +59,6 @@ void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
 void ion_ctx_lock(struct ion_ctx *ctx, int *state);
 void ion_ctx_unlock(struct ion_ctx *ctx, int state);
 
-/*
- * The library's one set of pthread_atfork handlers (context.c), which
- * take every lock of the library in one order: compat.c's, the contexts'
- * fork lock, pool.c's.  Registered once, by whichever comes first.
- */
-void ion_fork_handlers_register(void);
-void ion_compat_fork_prepare(void);
-void ion_compat_fork_done(void);
-/* Around compat.c's lock: waits while a fork() is pending, unless this
- * thread is inside the library already. */
-void ion_fork_gate_enter(void);
-void ion_fork_gate_leave(void);
-
 /* sysroot + path, malloc'ed; NULL on ENOMEM. */
 char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);
 /* A real path under the sysroot, without it; NULL with errno (ENODEV:

@@ -6,7 +6,7 @@
 struct ion_monitor;
 
 void ion_monitor_free(struct ion_monitor *monitor);
-/* In a forked child (context.c's atfork handler): monitors made before
+/* In a forked child (fork.c's atfork handler): monitors made before
  * are the parent's, and each context makes its own on next use. */
 void ion_monitor_fork_child(void);
 

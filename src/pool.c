@@ -30,6 +30,7 @@
 
 #include "alloc.h"
 #include "context.h"
+#include "fork.h"
 #include "pool.h"
 #include "registry.h"
 

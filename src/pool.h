@@ -42,7 +42,7 @@ struct ion_pools {
 };
 
 void ion_pools_init(struct ion_pools *pools);
-/* fork(): every pool's lock taken (called by context.c's handlers, inside
+/* fork(): every pool's lock taken (called by fork.c's handlers, inside
  * the contexts' fork lock); the child empties every pool. */
 void ion_pools_fork_prepare(void);
 void ion_pools_fork_parent(void);

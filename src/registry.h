@@ -163,7 +163,7 @@ int ion_registry_rediscover(struct ion_ctx *ctx, struct ion_registry **ret_old);
 /* Drops the context's reference to a replaced registry, once no call
  * that may have just read the old pointer is still about to take one. */
 void ion_registry_retire(struct ion_registry *old);
-/* In a forked child (context.c's atfork handler): no call is under way. */
+/* In a forked child (fork.c's atfork handler): no call is under way. */
 void ion_registry_fork_child(void);
 
 #endif
