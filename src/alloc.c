@@ -11,7 +11,7 @@
 #include <ion/ion.h>
 
 #include "alloc.h"
-#include "backend.h"
+#include "backends/backend.h"
 #include "constraint.h"
 #include "device.h"
 #include "pool.h"

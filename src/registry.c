@@ -13,7 +13,7 @@
 
 #include <ion/ion.h>
 
-#include "backend.h"
+#include "backends/backend.h"
 #include "config.h"
 #include "device.h"
 #include "registry.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* CPU access brackets: ion_sync() and what ion_sync_fd() builds on. */
-#include "backend.h"
+#include "backends/backend.h"
 #include "uapi/dma-buf.h"
 
 static int dma_buf_sync(int buf_fd, uint64_t flags)

@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "src/backend.h"
+#include "src/backends/backend.h"
 #include "src/solver.h"
 #include "uapi/ion.h"
 #include "testlib.h"

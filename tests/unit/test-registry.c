@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "src/backend.h"
+#include "src/backends/backend.h"
 #include "src/solver.h"
 #include "testlib.h"
 

@@ -23,7 +23,7 @@
 
 #include <cmocka.h>
 
-#include "src/backend.h"
+#include "src/backends/backend.h"
 #include "src/context.h"
 #include "src/device.h"
 #include "src/registry.h"

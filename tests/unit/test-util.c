@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "src/backend.h"
+#include "src/backends/backend.h"
 #include "src/solver.h"
 
 static void test_parse_size(void **state)

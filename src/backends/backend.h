@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "registry.h"
+#include "../registry.h"
 
 #define heap_container(ptr, type)                                              \
 	((type *)((char *)(ptr) - offsetof(type, heap)))
@@ -55,7 +55,7 @@ extern const struct ion_backend ion_backend_udmabuf;
 extern const struct ion_backend ion_backend_gem;
 extern const struct ion_backend ion_backend_memfd;
 
-/* backend-ion.c: a legacy ION_IOC_ALLOC in the layout of a user_bits-bit
+/* backends/ion.c: a legacy ION_IOC_ALLOC in the layout of a user_bits-bit
  * process (32 or 64), returning the kernel's handle.  The library uses
  * the native layout; the unit test drives both. */
 int ion_legacy_alloc_handle(int dev_fd, unsigned int user_bits, size_t len,
