@@ -125,31 +125,55 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 	ion_registry_unref(atomic_load_explicit(&ctx->registry, memory_order_acquire));
 	ion_pools_fini(&ctx->pools);
 	pthread_mutex_destroy(&ctx->discover_lock);
-	free(ctx->heaps_path);
+	ion_strv_free(ctx->heaps_paths);
 	free(ctx->sysroot);
 	free(ctx);
 	return NULL;
 }
 
-ION_EXPORT int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path)
+/* Takes paths (NULL: the defaults) unless discovery has run. */
+static int set_heaps_paths(struct ion_ctx *ctx, char **paths)
 {
-	char *copy = NULL;
 	int r = 0, state;
 
-	if (!ctx)
-		return -EINVAL;
-	if (path && !(copy = strdup(path)))
-		return -ENOMEM;
 	ion_ctx_lock(ctx, &state);
 	if (atomic_load_explicit(&ctx->registry, memory_order_relaxed)) {
 		r = -EBUSY;
 	} else {
-		free(ctx->heaps_path);
-		ctx->heaps_path = steal_ptr(&copy);
+		ion_strv_free(ctx->heaps_paths);
+		ctx->heaps_paths = steal_ptr(&paths);
 	}
 	ion_ctx_unlock(ctx, state);
-	free(copy);
+	ion_strv_free(paths);
 	return r;
+}
+
+ION_EXPORT int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path)
+{
+	char **paths = NULL;
+
+	if (!ctx)
+		return -EINVAL;
+	if (path && !(paths = ion_strv_split(path, ':')))
+		return -ENOMEM;
+	return set_heaps_paths(ctx, paths);
+}
+
+ION_EXPORT int ion_ctx_set_heaps_paths(struct ion_ctx *ctx, const char *const *paths)
+{
+	char **copy = NULL;
+	size_t n = ion_strv_len(paths);
+
+	if (!ctx)
+		return -EINVAL;
+	if (n > ION_HEAPS_PATHS_MAX)
+		return -E2BIG;
+	for (size_t i = 0; i < n; i++)
+		if (!paths[i][0])
+			return -EINVAL;
+	if (paths && !(copy = ion_strv_copy(paths)))
+		return -ENOMEM;
+	return set_heaps_paths(ctx, copy);
 }
 
 ION_EXPORT void ion_ctx_set_log_fn(struct ion_ctx *ctx, ion_log_fn log_fn)

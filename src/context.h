@@ -25,7 +25,10 @@ struct ion_ctx {
 	int log_priority;
 	void *userdata;
 
-	char *heaps_path;	/* ':'-separated heaps.d folders, or NULL: the defaults */
+	/* The heaps.d folders, NULL-terminated (empty: none), or NULL: the
+	 * defaults.  From ion_ctx_set_heaps_path() it may hold more than
+	 * ION_HEAPS_PATHS_MAX, which discovery logs and leaves out. */
+	char **heaps_paths;
 
 	pthread_mutex_t discover_lock;
 	/* NULL until discovery succeeds; immutable once set. */

@@ -382,33 +382,36 @@ static void log_conf_error(void *userdata, const char *file, unsigned int line,
  */
 static int load_conf(struct ion_ctx *ctx, struct ion_registry *reg)
 {
-	const char *given = ctx->heaps_path ? ctx->heaps_path : secure_getenv("ION_HEAPS_PATH");
-	_cleanup_free_ char *copy = NULL, *etc = NULL, *share = NULL;
-	const char *paths[16];
-	size_t n = 0;
-	char *save = NULL;
+	const char *env = ctx->heaps_paths ? NULL : secure_getenv("ION_HEAPS_PATH");
+	_cleanup_free_ char *etc = NULL, *share = NULL;
+	_cleanup_strv_ char **from_env = NULL;
+	const char *const *paths;
+	const char *defaults[2];
+	size_t n;
 	int r;
 
-	if (given) {
-		char *p;
-
-		copy = strdup(given);
-		if (!copy)
-			return -ENOMEM;
-		for (p = strtok_r(copy, ":", &save); p && n < 16; p = strtok_r(NULL, ":", &save))
-			paths[n++] = p;
+	if (env && !(from_env = ion_strv_split(env, ':')))
+		return -ENOMEM;
+	paths = (const char *const *)(ctx->heaps_paths ? ctx->heaps_paths : from_env);
+	if (paths) {
+		n = ion_strv_len(paths);
 		/* Error priority, as the files' own problems: a folder left
 		 * out is a board file silently not applied. */
-		if (p)
-			ion_err(ctx, "%s names more than 16 folders: %s and every one after it are not read",
-				ctx->heaps_path ? "the heaps path" : "ION_HEAPS_PATH", p);
+		if (n > ION_HEAPS_PATHS_MAX) {
+			ion_err(ctx, "%s names more than %d folders: %s and every one after it are not read",
+				env ? "ION_HEAPS_PATH" : "the heaps path", ION_HEAPS_PATHS_MAX,
+				paths[ION_HEAPS_PATHS_MAX]);
+			n = ION_HEAPS_PATHS_MAX;
+		}
 	} else {
 		etc = ion_ctx_path(ctx, LIBION_SYSCONFDIR "/libion/heaps.d");
 		share = ion_ctx_path(ctx, LIBION_DATADIR "/libion/heaps.d");
 		if (!etc || !share)
 			return -ENOMEM;
-		paths[n++] = etc;
-		paths[n++] = share;
+		defaults[0] = etc;
+		defaults[1] = share;
+		paths = defaults;
+		n = 2;
 	}
 	r = ion_conf_load(paths, n, &reg->board, log_conf_error, ctx, &reg->conf);
 	for (size_t i = 0; r == 0 && i < ion_conf_board_count(reg->conf); i++) {

@@ -185,10 +185,3 @@ char **ion_split_nul_list(const char *text, size_t len)
 	}
 	return strv;
 }
-
-void ion_strv_free(char **strv)
-{
-	for (char **s = strv; s && *s; s++)
-		free(*s);
-	free(strv);
-}

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 /* The most an attribute read takes; longer files are -EFBIG. */
 #define ION_SYSFS_MAX 65536
 
@@ -62,6 +64,5 @@ char *ion_access_hint(const char *path);
 /* Splits a NUL-separated list (device-tree compatible) into a
  * NULL-terminated array; NULL on ENOMEM. */
 char **ion_split_nul_list(const char *text, size_t len);
-void ion_strv_free(char **strv);
 
 #endif

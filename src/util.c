@@ -283,3 +283,52 @@ int ion_copy_out(void *dst, const void *src, size_t len)
 	/* Not allowed here (seccomp, an old kernel): the slower way. */
 	return copy_out_pipe(dst, src, len);
 }
+
+void ion_strv_free(char **strv)
+{
+	for (char **s = strv; s && *s; s++)
+		free(*s);
+	free(strv);
+}
+
+size_t ion_strv_len(const char *const *strv)
+{
+	size_t n = 0;
+
+	while (strv && strv[n])
+		n++;
+	return n;
+}
+
+char **ion_strv_copy(const char *const *strv)
+{
+	size_t n = ion_strv_len(strv);
+	char **copy = calloc(n + 1, sizeof(*copy));
+
+	for (size_t i = 0; copy && i < n; i++)
+		if (!(copy[i] = strdup(strv[i]))) {
+			ion_strv_free(copy);
+			return NULL;
+		}
+	return copy;
+}
+
+char **ion_strv_split(const char *text, char sep)
+{
+	size_t n = 1, k = 0;
+	char **strv;
+
+	for (const char *p = text; *p; p++)
+		n += *p == sep;
+	strv = calloc(n + 1, sizeof(*strv));
+	for (const char *p = text; strv && *p;) {
+		size_t len = strchrnul(p, sep) - p;
+
+		if (len && !(strv[k++] = strndup(p, len))) {
+			ion_strv_free(strv);
+			return NULL;
+		}
+		p += len + (p[len] != '\0');
+	}
+	return strv;
+}

@@ -86,6 +86,18 @@ int ion_fd_kind(int fd);
 
 size_t ion_page_size(void);
 
+/* NULL-terminated arrays of malloc'ed strings.  ion_strv_split: text cut
+ * at each sep, empty parts left out; NULL on ENOMEM. */
+char **ion_strv_split(const char *text, char sep);
+char **ion_strv_copy(const char *const *strv);
+size_t ion_strv_len(const char *const *strv);
+void ion_strv_free(char **strv);
+static inline void ion_strv_freep(char ***strv)
+{
+	ion_strv_free(*strv);
+}
+#define _cleanup_strv_ __attribute__((cleanup(ion_strv_freep)))
+
 /*
  * Copies len bytes to a caller's buffer the way the kernel's copy_to_user()
  * would: a bad or partly unmapped destination is -EFAULT, never a crash,

@@ -140,6 +140,19 @@ struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx);
  * Errors: -EINVAL; -EBUSY once discovery has run; -ENOMEM.  Since: 1.0
  */
 int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path);
+/*
+ * ion_ctx_set_heaps_paths: the same, as an array (as kmod_new() takes its
+ * configuration folders): paths is NULL-terminated, highest priority
+ * first, each a folder or a file taken as it is (not under the sysroot).
+ * An empty array (paths[0] == NULL) reads no file; NULL restores the
+ * defaults.  At most ION_HEAPS_PATHS_MAX paths.
+ *
+ * Errors: -EINVAL for a NULL ctx or an empty path; -E2BIG for more than
+ * ION_HEAPS_PATHS_MAX paths; -EBUSY once discovery has run; -ENOMEM.
+ * Nothing changes on an error.  Since: 1.0
+ */
+#define ION_HEAPS_PATHS_MAX 16
+int ion_ctx_set_heaps_paths(struct ion_ctx *ctx, const char *const *paths);
 
 /*
  * Heaps and devices that come and go (heaps loaded as modules, TEE heaps,

@@ -168,6 +168,93 @@ static void test_ctx_arguments(void **state)
 	assert_null(ion_ctx_unref(ctx));
 }
 
+/* Writes text to root/rel (folders made first). */
+static void write_in(const char *root, const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "we");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* Whether memfd answers to name. */
+static bool memfd_aliased(struct ion_ctx *ctx, const char *name)
+{
+	const struct ion_heap *h = NULL;
+
+	return ion_ctx_find_heap(ctx, name, &h) == 0 && strcmp(ion_heap_get_name(h), "memfd") == 0;
+}
+
+/*
+ * ion_ctx_set_heaps_paths(): the folders as an array, highest priority
+ * first (a same-named file in the first masks the second's), an empty
+ * array reads nothing, NULL the defaults; bad arrays change nothing.
+ */
+static void test_heaps_paths_array(void **state)
+{
+	struct fake_root *r = *state;
+	char high[128], low[128], list[300], many[ION_HEAPS_PATHS_MAX + 2][8];
+	const char *both[] = { high, low, NULL }, *none[] = { NULL };
+	const char *empty[] = { high, "", NULL }, *too_many[ION_HEAPS_PATHS_MAX + 2];
+	struct ion_ctx *ctx;
+
+	snprintf(high, sizeof(high), "%s/high", r->path);
+	snprintf(low, sizeof(low), "%s/low", r->path);
+	mkdir_in(r->path, "high");
+	mkdir_in(r->path, "low");
+	write_in(r->path, "high/10-a.conf", "[Heap memfd]\nAliases = from-high\n");
+	write_in(r->path, "low/10-a.conf", "[Heap memfd]\nAliases = masked\n");
+	write_in(r->path, "low/20-b.conf", "[Heap memfd]\nAliases += from-low\n");
+	for (size_t i = 0; i <= ION_HEAPS_PATHS_MAX; i++) {
+		snprintf(many[i], sizeof(many[i]), "/d%zu", i);
+		too_many[i] = many[i];
+	}
+	too_many[ION_HEAPS_PATHS_MAX + 1] = NULL;
+
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	assert_int_equal(ion_ctx_set_heaps_paths(NULL, both), -EINVAL);
+	assert_int_equal(ion_ctx_set_heaps_paths(ctx, too_many), -E2BIG);
+	assert_int_equal(ion_ctx_set_heaps_paths(ctx, empty), -EINVAL);
+	assert_int_equal(ion_ctx_set_heaps_paths(ctx, both), 0);
+	assert_true(memfd_aliased(ctx, "from-high"));
+	assert_true(memfd_aliased(ctx, "from-low"));
+	assert_false(memfd_aliased(ctx, "masked"));
+	/* Discovery has run: the folders are fixed now. */
+	assert_int_equal(ion_ctx_set_heaps_paths(ctx, none), -EBUSY);
+	assert_null(ion_ctx_unref(ctx));
+
+	/* The refused calls above left the defaults: nothing under the root. */
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	assert_int_equal(ion_ctx_set_heaps_paths(ctx, too_many), -E2BIG);
+	assert_false(memfd_aliased(ctx, "from-high"));
+	assert_null(ion_ctx_unref(ctx));
+
+	/* An empty array reads no file; NULL restores the defaults. */
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	assert_int_equal(ion_ctx_set_heaps_paths(ctx, both), 0);
+	assert_int_equal(ion_ctx_set_heaps_paths(ctx, none), 0);
+	assert_false(memfd_aliased(ctx, "from-high"));
+	assert_null(ion_ctx_unref(ctx));
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	assert_int_equal(ion_ctx_set_heaps_paths(ctx, both), 0);
+	assert_int_equal(ion_ctx_set_heaps_paths(ctx, NULL), 0);
+	assert_false(memfd_aliased(ctx, "from-low"));
+	assert_null(ion_ctx_unref(ctx));
+
+	/* The ':'-string says the same. */
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	snprintf(list, sizeof(list), "%s::%s", high, low);
+	assert_int_equal(ion_ctx_set_heaps_path(ctx, list), 0);
+	assert_true(memfd_aliased(ctx, "from-high"));
+	assert_true(memfd_aliased(ctx, "from-low"));
+	assert_false(memfd_aliased(ctx, "masked"));
+	assert_null(ion_ctx_unref(ctx));
+}
+
 static int log_calls;
 static void count_log(struct ion_ctx *ctx, int priority, const char *file,
 		      int line, const char *fn, const char *format, va_list args)
@@ -265,6 +352,7 @@ int main(void)
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_empty_root_has_memfd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unusable_dma_heap_nodes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heaps_paths_array, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctx_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_handler_and_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_permission_hint, setup, teardown),
