@@ -11,7 +11,8 @@ Checks udev/70-libion.rules:
     does: the same file name, and, for each kind of node the hint names,
     a rule giving it to the same group with the same mode;
  3. meson installs it where udev reads packages' rules: -Dudevrulesdir
-    if given, else udev.pc's udevdir/rules.d, else PREFIX/lib/udev/rules.d.
+    if given, else udev.pc's udevdir/rules.d under the prefix /usr, else
+    inside the prefix: PREFIX/lib/udev/rules.d.
 
 Usage: check-udev.py RULES SYSFS_C BUILD_DIR UDEVRULESDIR_OPTION
 """
@@ -154,7 +155,7 @@ def check_install(path, build, option):
             r = subprocess.run(["pkg-config", "--variable=udevdir", "udev"],
                                capture_output=True, text=True)
             udevdir = r.stdout.strip() if r.returncode == 0 else None
-        if udevdir:
+        if udevdir and prefix == "/usr":
             want = os.path.join(udevdir, "rules.d")
         else:
             want = os.path.join(prefix, "lib", "udev", "rules.d")
