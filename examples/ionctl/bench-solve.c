@@ -11,10 +11,11 @@
  *    (ion_ctx_allocate(), which solves each time) beside allocation by
  *    the heap's name (ion_ctx_alloc()), in alternating runs, and the
  *    ratio of their medians;
- *  - late allocation call by call: the first ion_buffer_get_fd() of a 1M
- *    buffer the set is attached to (the solve and the allocation; making
- *    the buffer and attaching are not timed), alternating with
- *    ion_ctx_alloc() by name, p50 and p99 of each; then the same first fd
+ *  - late allocation call by call (bench-late.c): the first
+ *    ion_buffer_get_fd() of a 1M buffer the set is attached to (the solve
+ *    and the allocation; making the buffer and attaching are not timed),
+ *    alternating with ion_ctx_alloc() by name, p50 and p99 of each; then
+ *    the same first fd
  *    with the solved heap given a heaps.d Pool hint (16x1M, in a context
  *    of its own that reads the same files and one more), where it takes a
  *    buffer the pool keeps ready: each of those calls is checked to have
@@ -31,7 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "ionctl.h"
+#include "bench-solve.h"
 
 struct tree {
 	char root[64];
@@ -224,16 +225,6 @@ static int time_solve(struct ion_ctx *ctx, unsigned int n_devices, unsigned int 
 	return r;
 }
 
-struct alloc_bench {
-	const char *heap;		/* by name */
-	struct ion_alloc_config *config; /* for the set */
-	struct ion_solution *solution;	/* solved once */
-	struct ion_device *devices[16];	/* the set, for late buffers */
-	unsigned int n_devices;
-	double by_name_ns, for_set_ns, solved_ns;
-	char names[256];
-};
-
 /* ns per call of one way of allocating, over calls calls. */
 static double run(struct ion_ctx *ctx, struct alloc_bench *a, int how, unsigned int calls)
 {
@@ -321,345 +312,6 @@ static int time_alloc(struct ion_ctx *ctx, struct alloc_bench *a, unsigned int r
 	return 0;
 }
 
-/* ---- late allocation, call by call ---- */
-
-/* Samples per kind: --rounds times this (7 rounds: 224). */
-#define LATE_PER_ROUND 32
-#define LATE_MAX (63 * LATE_PER_ROUND)
-/* The pooled case: the solved heap's Pool hint (POOL_COUNT buffers of
- * 1M), taken POOL_BATCH at a time, which is where the refill thread's
- * low watermark wakes it. */
-#define POOL_COUNT 16
-#define POOL_BATCH (POOL_COUNT / 2)
-/* How long the pool may take to settle before the case gives up. */
-#define POOL_SETTLE_NS 10e9
-
-struct late_bench {
-	unsigned int n;			/* samples of each kind */
-	double late[LATE_MAX];		/* ion_buffer_get_fd(), the first */
-	double by_name[LATE_MAX];	/* ion_ctx_alloc(), beside it */
-	double pooled[LATE_MAX];	/* the first get_fd, the heap pooled */
-	unsigned int n_pooled, hits;
-	int pool_error;			/* 0, or why the pooled case failed */
-	const char *pool_why;		/* ... in words */
-};
-
-/* p (0-100) of n values (sorts them). */
-static double pct(double *v, unsigned int n, unsigned int p)
-{
-	ionctl_median(v, n);
-	return v[(size_t)(n - 1) * p / 100];
-}
-
-/* A late buffer of 1M with the set attached, not allocated yet. */
-static int late_new(struct ion_ctx *ctx, struct ion_device *const *devices, unsigned int n,
-		    struct ion_buffer **ret)
-{
-	int r = ion_buffer_new(ctx, 1 << 20, ret);
-
-	for (unsigned int i = 0; r == 0 && i < n; i++)
-		if ((r = ion_buffer_attach(*ret, devices[i])) < 0)
-			*ret = ion_buffer_unref(*ret);
-	return r;
-}
-
-/* A solve for devices (1M), without words on failure. */
-static int solve_for(struct ion_ctx *ctx, struct ion_device *const *devices, unsigned int n,
-		     struct ion_solution **ret)
-{
-	struct ion_alloc_config *config;
-	int r = ion_alloc_config_new(&config);
-
-	if (r == 0)
-		r = ion_alloc_config_set_size(config, 1 << 20);
-	for (unsigned int i = 0; r == 0 && i < n; i++)
-		r = ion_alloc_config_add_device(config, devices[i]);
-	if (r == 0)
-		r = ion_ctx_solve(ctx, config, ret);
-	ion_alloc_config_free(config);
-	return r;
-}
-
-/* The heap a buffer with no device attached comes from. */
-static int heap_for_none(struct ion_ctx *ctx, struct alloc_bench *a)
-{
-	struct ion_solution *sol;
-	int r = solve_for(ctx, NULL, 0, &sol);
-
-	if (r == 0 && ion_solution_get_heap_count(sol) == 0)
-		r = -ENODEV;
-	if (r == 0)
-		a->heap = ion_heap_get_name(ion_solution_get_heap(sol, 0));
-	ion_solution_unref(sol);
-	a->names[0] = '\0';
-	return r;
-}
-
-/* The first fd request alone is timed: the solve and the allocation. */
-static int late_get_fd(struct ion_buffer *b, double *ret_ns, int *ret_fd)
-{
-	double start = ionctl_now_ns();
-	int r = ion_buffer_get_fd(b, ret_fd);
-
-	*ret_ns = ionctl_now_ns() - start;
-	return r;
-}
-
-/* Late buffers and allocation by name, alternating call by call, so that
- * drift hits both alike. */
-static int time_late(struct ion_ctx *ctx, struct alloc_bench *a, struct late_bench *l)
-{
-	for (unsigned int i = 0; i < l->n + 4; i++) {
-		struct ion_buffer *b = NULL;
-		double start, late_ns = 0, by_name_ns;
-		int fd, r = late_new(ctx, a->devices, a->n_devices, &b);
-
-		if (r == 0)
-			r = late_get_fd(b, &late_ns, &fd);
-		ion_buffer_unref(b);
-		if (r < 0)
-			return r;
-		start = ionctl_now_ns();
-		r = ion_ctx_alloc(ctx, a->heap, 1 << 20, 0, &fd);
-		by_name_ns = ionctl_now_ns() - start;
-		if (r < 0)
-			return r;
-		close(fd);
-		if (i >= 4) { /* the first four warm both paths */
-			l->late[i - 4] = late_ns;
-			l->by_name[i - 4] = by_name_ns;
-		}
-	}
-	return 0;
-}
-
-/* A buffer file this process holds an fd of: a dma-buf or a memfd. */
-struct held {
-	int fd;
-	dev_t dev;
-	ino_t ino;
-};
-
-#define MAX_HELD 256
-
-/*
- * The buffer fds of this process (/proc/self/fd): with none of the
- * benchmark's own open, the heap pool's anchors, one a buffer it holds
- * (a pool keeps its own fd of each; it hands out a duplicate of it, or,
- * where the kernel cannot count the buffer's holders, the fd itself).
- */
-static int buffer_fds(struct held *out, unsigned int max, unsigned int *ret_n)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	unsigned int n = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		char path[64], target[64];
-		struct stat st;
-		ssize_t len;
-		int fd = atoi(e->d_name);
-
-		if (e->d_name[0] == '.' || fd == dirfd(d))
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len < 0)
-			continue;
-		target[len] = '\0';
-		if (strncmp(target, "/dmabuf:", 8) != 0 && strncmp(target, "/memfd:", 7) != 0)
-			continue;
-		if (fstat(fd, &st) < 0)
-			continue;
-		if (n < max)
-			out[n] = (struct held){ fd, st.st_dev, st.st_ino };
-		n++;
-	}
-	closedir(d);
-	*ret_n = n;
-	return n <= max ? 0 : -E2BIG;
-}
-
-static bool same_file(const struct held *set, unsigned int n, dev_t dev, ino_t ino)
-{
-	for (unsigned int i = 0; i < n; i++)
-		if (set[i].dev == dev && set[i].ino == ino)
-			return true;
-	return false;
-}
-
-/*
- * Waits until the pool holds POOL_COUNT buffers of its own besides the
- * batch's (out[0..n_out), still held): refilled, and, with none out,
- * every buffer that came back taken in or let go.  0, -ETIMEDOUT or an
- * error of /proc.
- */
-static int pool_settle(const struct held *out, unsigned int n_out)
-{
-	double deadline = ionctl_now_ns() + POOL_SETTLE_NS;
-
-	for (;;) {
-		struct held fds[MAX_HELD];
-		unsigned int n, ready = 0;
-		int r = buffer_fds(fds, MAX_HELD, &n);
-
-		if (r < 0)
-			return r;
-		for (unsigned int i = 0; i < n; i++)
-			if (!same_file(out, n_out, fds[i].dev, fds[i].ino))
-				ready++;
-		/* With none out, no fd beyond the pool's count either: the
-		 * anchors of buffers that came back are dropped. */
-		if (ready == POOL_COUNT && (n_out || n == POOL_COUNT))
-			return 0;
-		if (ionctl_now_ns() > deadline)
-			return -ETIMEDOUT;
-		usleep(2000);
-	}
-}
-
-/* A heaps.d file that gives heap a Pool hint, read after the files ctx
- * read (its name sorts last); the path for the pooled context. */
-static int pool_conf(struct ion_ctx *ctx, const char *heap, char *dir, size_t dir_size,
-		     char **ret_path)
-{
-	char file[512], text[512];
-	size_t len;
-	int n = ion_ctx_get_config_file_count(ctx), fd, r = 0;
-	char *path;
-
-	snprintf(dir, dir_size, "%s/libion-bench-pool-XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir))
-		return -errno;
-	snprintf(file, sizeof(file), "%s/99-ionctl-bench-pool.conf", dir);
-	snprintf(text, sizeof(text), "[Heap %s]\nPool = %ux1M\n", heap, POOL_COUNT);
-	fd = open(file, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-		r = -EIO;
-	close(fd);
-	len = strlen(file) + 1;
-	for (int i = 0; r == 0 && i < n; i++)
-		len += strlen(ion_ctx_get_config_file(ctx, (unsigned int)i)) + 1;
-	path = r == 0 ? malloc(len) : NULL;
-	if (r == 0 && !path)
-		r = -ENOMEM;
-	if (r < 0)
-		return r;
-	strcpy(path, file);
-	for (int i = 0; i < n; i++)
-		strcat(strcat(path, ":"), ion_ctx_get_config_file(ctx, (unsigned int)i));
-	*ret_path = path;
-	return 0;
-}
-
-/*
- * A batch of count late buffers' first fds, each timed and checked to be
- * one of the pool's buffers (a hit), kept (keep) or not; then the pool
- * settles: refilled while the batch is out, and with the batch let go,
- * holding POOL_COUNT buffers again, every one ready.
- */
-static int pool_batch(struct ion_ctx *pctx, struct ion_device *const *devices, unsigned int n,
-		      struct late_bench *l, unsigned int count, bool keep)
-{
-	struct held before[MAX_HELD], out[POOL_BATCH];
-	struct ion_buffer *bufs[POOL_BATCH] = { 0 };
-	unsigned int n_before;
-	int r = buffer_fds(before, MAX_HELD, &n_before);
-
-	for (unsigned int i = 0; r == 0 && i < count; i++) {
-		struct stat st;
-		double ns;
-		int fd;
-
-		r = late_new(pctx, devices, n, &bufs[i]);
-		if (r == 0)
-			r = late_get_fd(bufs[i], &ns, &fd);
-		if (r == 0 && fstat(fd, &st) < 0)
-			r = -errno;
-		if (r < 0)
-			break;
-		out[i] = (struct held){ fd, st.st_dev, st.st_ino };
-		if (keep && l->n_pooled < l->n) {
-			l->pooled[l->n_pooled++] = ns;
-			l->hits += same_file(before, n_before, st.st_dev, st.st_ino);
-		}
-	}
-	if (r == 0)
-		r = pool_settle(out, count);
-	for (unsigned int i = 0; i < count; i++)
-		ion_buffer_unref(bufs[i]);
-	if (r == 0)
-		r = pool_settle(NULL, 0);
-	return r;
-}
-
-/*
- * The same late buffers with the solved heap given a Pool hint, in a
- * context of its own that reads the same files and one more: the first
- * fd then takes a buffer the pool keeps ready.  Errors are the case's,
- * not the run's.
- */
-static void time_late_pooled(struct ion_ctx *ctx, struct alloc_bench *a, struct late_bench *l)
-{
-	struct ion_device *devices[16] = { 0 };
-	struct ion_ctx *pctx = NULL;
-	struct ion_solution *sol = NULL;
-	char dir[256] = "", *path = NULL;
-	unsigned int n = 0;
-	int r = pool_conf(ctx, a->heap, dir, sizeof(dir), &path);
-
-	l->pool_why = "setting up";
-	if (r == 0)
-		r = ion_ctx_new(ionctl_sysroot, &pctx);
-	if (r == 0)
-		r = ion_ctx_set_heaps_path(pctx, path);
-	for (; r == 0 && n < a->n_devices; n++) {
-		const char *spec = ion_device_get_syspath(a->devices[n]);
-
-		r = ion_ctx_get_device(pctx, spec ? spec : ion_device_get_name(a->devices[n]),
-				       &devices[n]);
-	}
-	/* The same devices must solve to the same heap there. */
-	if (r == 0) {
-		r = solve_for(pctx, devices, n, &sol);
-		if (r == 0 && (ion_solution_get_heap_count(sol) == 0 ||
-			       strcmp(ion_heap_get_name(ion_solution_get_heap(sol, 0)), a->heap))) {
-			l->pool_why = "the pooled context solved for another heap";
-			r = -ESRCH;
-		}
-		ion_solution_unref(sol);
-	}
-	if (r == 0)
-		l->pool_why = "waiting for the pool";
-	/*
-	 * The first fd makes the pool (at the heap's first use), which fills
-	 * up while that buffer is out.  Then batches of POOL_BATCH from a full
-	 * pool: the last of each brings it to its low watermark, and the
-	 * refill thread fills it up again before the next.
-	 */
-	if (r == 0)
-		r = pool_batch(pctx, devices, n, l, 1, false);
-	while (r == 0 && l->n_pooled < l->n)
-		r = pool_batch(pctx, devices, n, l, POOL_BATCH, true);
-	l->pool_error = r;
-	while (n)
-		ion_device_unref(devices[--n]);
-	ion_ctx_unref(pctx);
-	if (dir[0]) {
-		char file[300];
-
-		snprintf(file, sizeof(file), "%s/99-ionctl-bench-pool.conf", dir);
-		unlink(file);
-		rmdir(dir);
-	}
-	free(path);
-}
-
 static const char *alloc_error(int r)
 {
 	return r == -ENODEV ? "no device here that a heap can serve" : strerror(-r);
@@ -674,14 +326,14 @@ static void print_solve(int json, unsigned int n_devices, double context_ns,
 	bool pooled = rl == 0 && l->pool_error == 0 && l->n_pooled;
 
 	if (rl == 0) {
-		late50 = pct(l->late, l->n, 50);
-		late99 = pct(l->late, l->n, 99);
-		name50 = pct(l->by_name, l->n, 50);
-		name99 = pct(l->by_name, l->n, 99);
+		late50 = ionctl_pct(l->late, l->n, 50);
+		late99 = ionctl_pct(l->late, l->n, 99);
+		name50 = ionctl_pct(l->by_name, l->n, 50);
+		name99 = ionctl_pct(l->by_name, l->n, 99);
 	}
 	if (pooled) {
-		pool50 = pct(l->pooled, l->n_pooled, 50);
-		pool99 = pct(l->pooled, l->n_pooled, 99);
+		pool50 = ionctl_pct(l->pooled, l->n_pooled, 50);
+		pool99 = ionctl_pct(l->pooled, l->n_pooled, 99);
 	}
 	if (json) {
 		printf("{\"devices\": %u, \"context_ns\": %.0f, \"solve_ns\": {\"1\": %.1f, "
@@ -789,10 +441,10 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 	/* Where no device here can import a buffer (a machine with memfd
 	 * alone), late buffers with no device attached still solve and
 	 * allocate. */
-	if (ra == 0 || (ra == -ENODEV && !n_specs && (rl = heap_for_none(ctx, &a)) == 0)) {
-		rl = time_late(ctx, &a, l);
+	if (ra == 0 || (ra == -ENODEV && !n_specs && (rl = ionctl_heap_for_none(ctx, &a)) == 0)) {
+		rl = ionctl_time_late(ctx, &a, l);
 		if (rl == 0)
-			time_late_pooled(ctx, &a, l);
+			ionctl_time_late_pooled(ctx, &a, l);
 	} else if (rl == 0) {
 		rl = ra;
 	}
