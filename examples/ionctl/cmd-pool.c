@@ -109,7 +109,17 @@ static void print_board_pools(struct ion_ctx *ctx, int json)
 		printf("]}\n");
 }
 
-int ionctl_pool(int argc, char **argv)
+/* What the command line asked for. */
+struct pool_args {
+	const char *heap_name, *hints;
+	size_t size, max_bytes, trim;
+	unsigned long count;
+	int json, zero, background, trimming, n_for;
+	char *specs[64];
+};
+
+/* Parses argv into a; 0, or the exit status of a usage error or --help. */
+static int parse_args(int argc, char **argv, struct pool_args *a)
 {
 	static const struct option options[] = {
 		{ "heap", required_argument, NULL, 'H' },
@@ -125,59 +135,48 @@ int ionctl_pool(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *heap_name = NULL, *hints = NULL;
-	size_t size = 1 << 20, max_bytes = 0, trim = 0;
-	unsigned long count = 0;
-	int json = 0, zero = 1, background = 0, trimming = 0, trimmed = -1, n_for = 0, c, r;
-	int bad_hints = 0;
-	struct ion_device **devices = NULL;
-	struct ion_alloc_config *config = NULL;
-	struct ion_solution *sol = NULL;
-	struct ion_pool *pool = NULL;
-	const struct ion_heap *heap;
-	struct ion_ctx *ctx;
-	char *specs[64];
 	uint64_t v;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "H:f:i:c:n:zm:bt:jh", options, NULL)) != -1) {
 		switch (c) {
 		case 'H':
-			heap_name = optarg;
+			a->heap_name = optarg;
 			break;
 		case 'f':
-			if (n_for == 64)
+			if (a->n_for == 64)
 				return ionctl_usage_error("pool", "at most 64 --for devices");
-			specs[n_for++] = optarg;
+			a->specs[a->n_for++] = optarg;
 			break;
 		case 'i':
-			hints = optarg;
+			a->hints = optarg;
 			break;
 		case 'c':
-			if (ionctl_parse_size("pool", optarg, &size) < 0)
+			if (ionctl_parse_size("pool", optarg, &a->size) < 0)
 				return IONCTL_USAGE;
 			break;
 		case 'n':
 			if (ionctl_parse_u64(optarg, &v) < 0 || v > 100000000)
 				return ionctl_usage_error("pool", "invalid --count '%s'", optarg);
-			count = (unsigned long)v;
+			a->count = (unsigned long)v;
 			break;
 		case 'z':
-			zero = 0;
+			a->zero = 0;
 			break;
 		case 'm':
-			if (ionctl_parse_size("pool", optarg, &max_bytes) < 0)
+			if (ionctl_parse_size("pool", optarg, &a->max_bytes) < 0)
 				return IONCTL_USAGE;
 			break;
 		case 'b':
-			background = 1;
+			a->background = 1;
 			break;
 		case 't':
-			if (strcmp(optarg, "0") && ionctl_parse_size("pool", optarg, &trim) < 0)
+			if (strcmp(optarg, "0") && ionctl_parse_size("pool", optarg, &a->trim) < 0)
 				return IONCTL_USAGE;
-			trimming = 1;
+			a->trimming = 1;
 			break;
 		case 'j':
-			json = 1;
+			a->json = 1;
 			break;
 		case 'h':
 			return usage();
@@ -187,20 +186,26 @@ int ionctl_pool(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ionctl_usage_error("pool", "unexpected argument '%s'", argv[optind]);
-	if (heap_name && n_for)
+	if (a->heap_name && a->n_for)
 		return ionctl_usage_error("pool", "--heap or --for, not both");
-	ctx = ionctl_ctx_new("pool");
-	if (!ctx)
-		return IONCTL_NO;
-	r = ion_alloc_config_new(&config);
-	if (r == 0)
-		r = ion_alloc_config_set_size(config, size);
-	if (r == 0 && n_for && (r = ionctl_get_devices("pool", ctx, n_for, specs, &devices)) == 0)
-		for (int i = 0; r == 0 && i < n_for; i++)
-			r = ion_alloc_config_add_device(config, devices[i]);
-	if (r == 0 && !n_for) {
-		if (heap_name)
-			r = ionctl_find_heap("pool", ctx, heap_name, &heap);
+	return 0;
+}
+
+/* The solution the pool is made from: for the --for devices, else the
+ * named or the default heap.  -ENODEV once the failure is said. */
+static int solve(struct ion_ctx *ctx, struct pool_args *a, struct ion_device ***devices,
+		 struct ion_alloc_config *config, struct ion_solution **ret_sol)
+{
+	const struct ion_heap *heap;
+	int r = ion_alloc_config_set_size(config, a->size);
+
+	if (r == 0 && a->n_for &&
+	    (r = ionctl_get_devices("pool", ctx, a->n_for, a->specs, devices)) == 0)
+		for (int i = 0; r == 0 && i < a->n_for; i++)
+			r = ion_alloc_config_add_device(config, (*devices)[i]);
+	if (r == 0 && !a->n_for) {
+		if (a->heap_name)
+			r = ionctl_find_heap("pool", ctx, a->heap_name, &heap);
 		else if ((r = ionctl_default_heap(ctx, &heap)) < 0)
 			ionctl_fail("pool", r, "no heap serves ION_HEAP_SYSTEM_MASK");
 		if (r == 0)
@@ -209,45 +214,79 @@ int ionctl_pool(int argc, char **argv)
 			r = -ENODEV; /* said */
 	}
 	if (r == 0)
-		r = ion_ctx_solve(ctx, config, &sol);
-	if (r == 0 && ion_solution_get_heap_count(sol) == 0) {
+		r = ion_ctx_solve(ctx, config, ret_sol);
+	if (r == 0 && ion_solution_get_heap_count(*ret_sol) == 0) {
 		ionctl_fail("pool", 0, "no heap fits (ionctl explain says why)");
 		r = -ENODEV;
 	}
-	if (r == 0)
-		r = ion_pool_new(sol, &pool);
-	if (r == 0 && hints && (r = ion_pool_set_hints(pool, hints)) < 0) {
-		ionctl_fail("pool", r, "--hints '%s' (COUNTxSIZE words: 8x1M 4x8M)", hints);
-		bad_hints = 1;
+	return r;
+}
+
+/* Sets the pool up as asked and exercises it; -EINVAL with *bad_hints
+ * set when --hints was refused (said). */
+static int run(struct ion_pool *pool, const struct pool_args *a, int *ret_trimmed,
+	       int *bad_hints)
+{
+	int r = 0;
+
+	if (a->hints && (r = ion_pool_set_hints(pool, a->hints)) < 0) {
+		ionctl_fail("pool", r, "--hints '%s' (COUNTxSIZE words: 8x1M 4x8M)", a->hints);
+		*bad_hints = 1;
 	}
 	if (r == 0)
-		r = ion_pool_set_zeroing(pool, zero);
-	if (r == 0 && max_bytes)
-		r = ion_pool_set_max_bytes(pool, max_bytes);
+		r = ion_pool_set_zeroing(pool, a->zero);
+	if (r == 0 && a->max_bytes)
+		r = ion_pool_set_max_bytes(pool, a->max_bytes);
 	if (r == 0)
 		r = ion_pool_prefill(pool);
-	if (r == 0 && background)
+	if (r == 0 && a->background)
 		r = ion_pool_set_background(pool, 1);
-	if (r == 0 && count)
-		r = cycle(pool, size, count);
-	if (r == 0 && trimming)
-		trimmed = ion_pool_trim(pool, trim);
+	if (r == 0 && a->count)
+		r = cycle(pool, a->size, a->count);
+	if (r == 0 && a->trimming)
+		*ret_trimmed = ion_pool_trim(pool, a->trim);
+	return r;
+}
+
+int ionctl_pool(int argc, char **argv)
+{
+	struct pool_args a = { .size = 1 << 20, .zero = 1 };
+	struct ion_device **devices = NULL;
+	struct ion_alloc_config *config = NULL;
+	struct ion_solution *sol = NULL;
+	struct ion_pool *pool = NULL;
+	int trimmed = -1, bad_hints = 0, r;
+	struct ion_ctx *ctx;
+
+	r = parse_args(argc, argv, &a);
+	if (r)
+		return r;
+	ctx = ionctl_ctx_new("pool");
+	if (!ctx)
+		return IONCTL_NO;
+	r = ion_alloc_config_new(&config);
+	if (r == 0)
+		r = solve(ctx, &a, &devices, config, &sol);
+	if (r == 0)
+		r = ion_pool_new(sol, &pool);
+	if (r == 0)
+		r = run(pool, &a, &trimmed, &bad_hints);
 	if (r == 0) {
-		print_stats(pool, n_for ? "the devices' heaps"
-				       : ion_heap_get_name(ion_solution_get_heap(sol, 0)),
-			    trimmed, json);
-		if (!json)
+		print_stats(pool, a.n_for ? "the devices' heaps"
+					  : ion_heap_get_name(ion_solution_get_heap(sol, 0)),
+			    trimmed, a.json);
+		if (!a.json)
 			putchar('\n');
-		print_board_pools(ctx, json);
+		print_board_pools(ctx, a.json);
 	} else if (r != -ENODEV && r != -EINVAL) {
 		ionctl_fail("pool", r, "pool");
 	}
 	ion_pool_unref(pool);
 	ion_solution_unref(sol);
 	ion_alloc_config_free(config);
-	ionctl_put_devices(devices, n_for);
+	ionctl_put_devices(devices, a.n_for);
 	ion_ctx_unref(ctx);
-	if (r == -EINVAL && hints && bad_hints)
+	if (r == -EINVAL && bad_hints)
 		return IONCTL_USAGE;
 	return r < 0 ? IONCTL_NO : 0;
 }
