@@ -125,6 +125,17 @@ expect 0 "bench --json" -- bench --heap "$heap" --sizes 4K,64K --rounds 1 --roun
 		"bench --json rows have heap, size, raw_ns, lib_ns, ratio"
 expect 0 "bench --pool --json" -- bench --pool --heap "$heap" --sizes 4K --rounds 3 \
 	--stream-seconds 0 --json && json 'len(d["rows"]) == 1' "bench --pool --json has its row"
+# A heap that cannot give a size is a row that says so, not a failed run:
+# memfd limited to 1M by a board file, asked for 4M.
+mkdir "$tmp/max1m"
+printf '[Heap memfd]\nMaxSize = 1M\n' >"$tmp/max1m/10-max.conf"
+export ION_HEAPS_PATH="$tmp/max1m"
+expect 0 "bench --pool with a size the heap cannot give" -- bench --pool --heap memfd \
+	--sizes 4K,4M --rounds 3 --stream-seconds 0 --json &&
+	json '(len(d["rows"]) == 2 and "raw_p50_ns" in d["rows"][0] and
+	       d["rows"][1]["exhausted"] is True and d["rows"][1]["size"] == 4 << 20)' \
+		"bench --pool: the 4M row is exhausted, the 4K row measured"
+unset ION_HEAPS_PATH
 # bench --solve's JSON contract (only these keys: others may join them):
 # figures for context creation and for solves over 1, 4 and 16 devices;
 # alloc_ratio null where no device here is served (the host, often).
