@@ -7,6 +7,7 @@
 #  2. each sample: cc -std=c11 -Wall -Wextra -Werror FILE
 #     $(pkg-config --cflags --libs libion), then run it (exit 0; 77 would
 #     count as a skip); share-constraints.c with ionctl's fdpass.c beside;
+#     camera-display.c with libdrm too, which must skip (77) here;
 #  3. ionctl too, from a copy of its sources and of the top-level uapi/
 #     folder alone (no src/, no config.h): it uses nothing but the
 #     public API and the kernel's interfaces.
@@ -58,6 +59,31 @@ else
 	failed=$((failed + 1))
 	sed 's/^/  share-constraints: /' sc/out 2>/dev/null || true
 	echo "FAIL: share-constraints does not build or run out of tree" >&2
+fi
+
+# camera-display: libion and libdrm, as its comment says (libdrm is the
+# system's, not in DESTDIR: no sysroot for it); no camera here, so it
+# must skip (77) cleanly.
+if PKG_CONFIG_SYSROOT_DIR= pkg-config --exists libdrm; then
+	cp "$src/examples/camera-display.c" .
+	# shellcheck disable=SC2046
+	if cc -std=c11 -Wall -Wextra -Werror -o camera-display camera-display.c \
+		$(pkg-config --cflags --libs libion) \
+		$(PKG_CONFIG_SYSROOT_DIR= pkg-config --cflags --libs libdrm); then
+		status=0
+		./camera-display nosuch-camera nosuch-card >camera-display.out 2>&1 || status=$?
+		sed 's/^/  camera-display: /' camera-display.out
+		if [ "$status" = 77 ]; then
+			passed=$((passed + 1))
+			echo "ok: camera-display builds, and skips with no camera"
+		else
+			failed=$((failed + 1))
+			echo "FAIL: camera-display exited $status with no camera, not 77" >&2
+		fi
+	else
+		failed=$((failed + 1))
+		echo "FAIL: camera-display does not build against the installed library" >&2
+	fi
 fi
 
 # ionctl from its own sources and uapi/, nothing else of the tree.
