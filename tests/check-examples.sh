@@ -9,7 +9,9 @@
 #     count as a skip); share-constraints.c with ionctl's fdpass.c beside;
 #  3. ionctl too, from a copy of its sources and of the top-level uapi/
 #     folder alone (no src/, no config.h): it uses nothing but the
-#     public API and the kernel's interfaces.
+#     public API and the kernel's interfaces;
+#  4. dmabufheap-gralloc.c with $(pkg-config --cflags --libs
+#     libion-dmabufheap), as Android code builds.
 # Usage: check-examples.sh BUILD_DIR SOURCE_ROOT
 set -eu
 build=$1
@@ -58,6 +60,21 @@ else
 	failed=$((failed + 1))
 	sed 's/^/  share-constraints: /' sc/out 2>/dev/null || true
 	echo "FAIL: share-constraints does not build or run out of tree" >&2
+fi
+
+# The libdmabufheap sample, through its own pkg-config module.
+cp "$src/examples/dmabufheap-gralloc.c" .
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror -o dmabufheap-gralloc dmabufheap-gralloc.c \
+	$(pkg-config --cflags --libs libion-dmabufheap) &&
+	./dmabufheap-gralloc >dmabufheap-gralloc.out 2>&1; then
+	passed=$((passed + 1))
+	sed 's/^/  dmabufheap-gralloc: /' dmabufheap-gralloc.out
+	echo "ok: dmabufheap-gralloc"
+else
+	failed=$((failed + 1))
+	sed 's/^/  dmabufheap-gralloc: /' dmabufheap-gralloc.out 2>/dev/null || true
+	echo "FAIL: dmabufheap-gralloc does not build or run out of tree" >&2
 fi
 
 # ionctl from its own sources and uapi/, nothing else of the tree.
