@@ -10,7 +10,9 @@
 #     camera-display.c with libdrm too, which must skip (77) here;
 #  3. ionctl too, from a copy of its sources and of the top-level uapi/
 #     folder alone (no src/, no config.h): it uses nothing but the
-#     public API and the kernel's interfaces.
+#     public API and the kernel's interfaces;
+#  4. dmabufheap-gralloc.c with $(pkg-config --cflags --libs
+#     libion-dmabufheap), as Android code builds.
 # Usage: check-examples.sh BUILD_DIR SOURCE_ROOT
 set -eu
 build=$1
@@ -84,6 +86,21 @@ if PKG_CONFIG_SYSROOT_DIR= pkg-config --exists libdrm; then
 		failed=$((failed + 1))
 		echo "FAIL: camera-display does not build against the installed library" >&2
 	fi
+fi
+
+# The libdmabufheap sample, through its own pkg-config module.
+cp "$src/examples/dmabufheap-gralloc.c" .
+# shellcheck disable=SC2046
+if cc -std=c11 -Wall -Wextra -Werror -o dmabufheap-gralloc dmabufheap-gralloc.c \
+	$(pkg-config --cflags --libs libion-dmabufheap) &&
+	./dmabufheap-gralloc >dmabufheap-gralloc.out 2>&1; then
+	passed=$((passed + 1))
+	sed 's/^/  dmabufheap-gralloc: /' dmabufheap-gralloc.out
+	echo "ok: dmabufheap-gralloc"
+else
+	failed=$((failed + 1))
+	sed 's/^/  dmabufheap-gralloc: /' dmabufheap-gralloc.out 2>/dev/null || true
+	echo "FAIL: dmabufheap-gralloc does not build or run out of tree" >&2
 fi
 
 # ionctl from its own sources and uapi/, nothing else of the tree.

@@ -80,7 +80,8 @@ tsan=${build}-tsan
 	-Dvm_tests=disabled -Dtests=enabled >/dev/null
 meson compile -C "$tsan" >/dev/null
 TSAN_OPTIONS=halt_on_error=1 mtest "$tsan" unit-util unit-registry unit-ion \
-	host-compat host-heaps host-expected-heaps host-buffer host-pool host-hostile host-hotplug || failed=1
+	host-compat host-heaps host-expected-heaps host-buffer host-pool host-hostile host-hotplug \
+	host-dmabufheap || failed=1
 
 cross=0
 [ "${LIBION_SKIP_CROSS:-0}" = 1 ] || cross=1

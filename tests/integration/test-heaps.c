@@ -408,22 +408,5 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_invalid_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_buffer_name, setup, teardown),
 	};
-	char **heaps = test_heap_names();
-	int failed = 0, n = 0;
-
-	for (char **h = heaps; *h; h++, n++) {
-		char group[96];
-
-		current_heap = *h;
-		snprintf(group, sizeof(group), "heap %s", *h);
-		failed += _cmocka_run_group_tests(group, tests,
-						  sizeof(tests) / sizeof(tests[0]),
-						  NULL, NULL);
-	}
-	test_heap_names_free(heaps);
-	if (n == 0) {
-		fprintf(stderr, "no available heap to test\n");
-		return 1;
-	}
-	return failed ? 1 : 0;
+	return test_run_per_heap(tests, sizeof(tests) / sizeof(tests[0]), &current_heap) ? 1 : 0;
 }

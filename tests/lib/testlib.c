@@ -155,3 +155,24 @@ void test_heap_names_free(char **names)
 		free(*p);
 	free(names);
 }
+
+int test_run_per_heap(const struct CMUnitTest *tests, size_t n, const char **current_heap)
+{
+	char **heaps = test_heap_names();
+	int failed = 0, count = 0;
+
+	for (char **h = heaps; *h; h++, count++) {
+		char group[96];
+
+		*current_heap = *h;
+		snprintf(group, sizeof(group), "heap %s", *h);
+		failed += _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+	}
+	*current_heap = NULL;
+	test_heap_names_free(heaps);
+	if (count == 0) {
+		fprintf(stderr, "no available heap to test\n");
+		return -1;
+	}
+	return failed;
+}

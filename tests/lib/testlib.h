@@ -35,4 +35,13 @@ int test_remove_tree(const char *path);
 char **test_heap_names(void);
 void test_heap_names_free(char **names);
 
+struct CMUnitTest;
+/*
+ * Runs the cmocka group once per heap of test_heap_names() (group "heap
+ * NAME"), with *current_heap naming the heap for the group's setup, and
+ * NULL afterwards.  Returns the number of failed tests, or -1 (said on
+ * stderr) when there is no heap to test.
+ */
+int test_run_per_heap(const struct CMUnitTest *tests, size_t n, const char **current_heap);
+
 #endif
