@@ -340,7 +340,8 @@ static void assign_ids(struct ion_registry *reg)
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
 		struct ion_heap *h = reg->heaps[i];
 
-		if (h->id >= 0 && !h->error && !reg->by_id[h->id])
+		if (h->id >= 0 && !h->error && !reg->by_id[h->id] &&
+		    !h->backend->mmap_ignores_offset)
 			reg->by_id[h->id] = h;
 		else
 			h->id = -1;
@@ -348,10 +349,12 @@ static void assign_ids(struct ion_registry *reg)
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
 		struct ion_heap *h = reg->heaps[i];
 
-		/* No mask may reach a protected heap: Android's calls cannot say
-		 * that the CPU will never map the buffer. */
+		/* No mask may reach a protected heap (Android's calls cannot
+		 * say that the CPU will never map the buffer), nor one whose
+		 * mappings at an offset show the wrong pages (Android's own
+		 * Map.MapOffset test maps every heap it is offered so). */
 		if (h->error || h->id >= 0 || is_uncached_variant(reg, h) ||
-		    (h->props & ION_HEAP_PROP_PROTECTED))
+		    (h->props & ION_HEAP_PROP_PROTECTED) || h->backend->mmap_ignores_offset)
 			continue;
 		while (next_extra >= ION_EXTRA_ID_FIRST && reg->by_id[next_extra])
 			next_extra--;

@@ -9,6 +9,7 @@
 #ifndef LIBION_BACKEND_H
 #define LIBION_BACKEND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../registry.h"
@@ -18,6 +19,13 @@
 
 struct ion_backend {
 	const char *name; /* "dma-heap", "ion", ... as ion_heap_get_backend() */
+	/*
+	 * Its buffers may show their first pages when mapped at a nonzero
+	 * offset (GEM's shmem helpers: see compat.c).  Android's calls never
+	 * offer such heaps (no id): a caller of theirs maps at offsets as it
+	 * likes, and cannot know to avoid these.
+	 */
+	bool mmap_ignores_offset;
 	/*
 	 * Finds this backend's heaps and adds them with ion_registry_add(),
 	 * available or not (ion_heap_set_unavailable() with the reason),

@@ -126,8 +126,14 @@ static int add_heap(struct ion_ctx *ctx, struct dmaheap_heap *dh, const char *di
 	r = ion_heap_open_node(ctx, heap, O_RDONLY, "dma_heap", NULL, &dh->fd);
 	if (r < 0 || dh->fd < 0)
 		return r;
-	if (fstat(dh->fd, &st) < 0)
-		return neg_errno();
+	if (fstat(dh->fd, &st) < 0) {
+		r = neg_errno();
+		closep(&dh->fd);
+		if (ion_errno_transient(r))
+			return r;
+		ion_heap_set_unavailable(heap, r, "fstat %s: %s", heap->node, strerror(-r));
+		return 0;
+	}
 	dh->rdev = st.st_rdev;
 	if (*held >= held_cap)
 		closep(&dh->fd);

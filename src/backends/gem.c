@@ -442,6 +442,7 @@ static void gem_destroy(struct ion_heap *heap)
 
 const struct ion_backend ion_backend_gem = {
 	.name = "gem",
+	.mmap_ignores_offset = true,
 	.probe = gem_probe,
 	.alloc = gem_alloc,
 	.destroy = gem_destroy,

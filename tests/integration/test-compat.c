@@ -102,6 +102,42 @@ static void test_query_heaps(void **pstate)
 	assert_int_equal(ion_query_heap_cnt(-1, &cnt), -EBADF);
 }
 
+/*
+ * Android's own gtest Map.MapOffset, on every heap the Android calls
+ * offer: a plain mmap() of the buffer fd at a page offset shows that
+ * page.  (GEM's shmem helpers show page 0 there: such heaps must not be
+ * offered.)
+ */
+static void test_map_offset_every_heap(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_heap_data heaps[ION_NUM_HEAP_IDS];
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int cnt = 0;
+
+	assert_int_equal(ion_query_heap_cnt(s->client, &cnt), 0);
+	assert_int_equal(ion_query_get_heaps(s->client, cnt, heaps), 0);
+	for (int i = 0; i < cnt; i++) {
+		unsigned char *p;
+		int fd = -1;
+
+		assert_int_equal(ion_alloc_fd(s->client, 2 * pg, 0, 1U << heaps[i].heap_id, 0,
+					      &fd), 0);
+		p = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		assert_true(p != MAP_FAILED);
+		p[0] = 0xa0;
+		p[pg] = 0xb1;
+		munmap(p, 2 * pg);
+		p = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, (off_t)pg);
+		assert_true(p != MAP_FAILED);
+		if (p[0] != 0xb1)
+			fail_msg("heap %s (id %u): mmap at offset %zu shows 0x%02x, not page 1's 0xb1",
+				 heaps[i].name, heaps[i].heap_id, pg, p[0]);
+		munmap(p, pg);
+		close(fd);
+	}
+}
+
 /* A CMA heap, where one exists, answers ION_HEAP_TYPE_DMA_MASK. */
 static void test_cma_mask(void **pstate)
 {
@@ -437,6 +473,7 @@ int main(void)
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_open_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_query_heaps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_map_offset_every_heap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cma_mask, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_fd_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_handles, setup, teardown),
