@@ -283,3 +283,20 @@ int ion_copy_out(void *dst, const void *src, size_t len)
 	/* Not allowed here (seccomp, an old kernel): the slower way. */
 	return copy_out_pipe(dst, src, len);
 }
+
+char *ion_trim(char *s)
+{
+	char *end;
+
+	s += strspn(s, ION_BLANKS);
+	end = s + strlen(s);
+	while (end > s && strchr(ION_BLANKS, end[-1]))
+		end--;
+	*end = '\0';
+	return s;
+}
+
+bool ion_has_blank(const char *s)
+{
+	return strpbrk(s, ION_BLANKS) != NULL;
+}
