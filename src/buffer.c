@@ -205,7 +205,7 @@ static bool align_up(size_t v, size_t a, size_t *ret)
 static int lay_out(struct ion_buffer *b)
 {
 	const struct format *f = b->format;
-	size_t a = ion_alloc_config_max_alignment(b->config, NULL), offset = 0;
+	size_t a = (size_t)ion_alloc_config_and_uint(b->config, ION_KEY_ALIGNMENT, NULL), offset = 0;
 	struct plane planes[3];
 
 	if (a == 0)
@@ -332,7 +332,7 @@ static int check_fits(struct ion_buffer *b, struct ion_device *dev)
 	}
 	for (unsigned int p = 0; r == 0 && b->format && p < b->format->planes; p++) {
 		struct ion_conf_src src = { 0 };
-		size_t a = ion_alloc_config_max_alignment(config, &src);
+		size_t a = (size_t)ion_alloc_config_and_uint(config, ION_KEY_ALIGNMENT, &src);
 		char *reason, where[512];
 
 		if (a <= 1 || (b->planes[p].stride % a == 0 && b->planes[p].offset % a == 0))
