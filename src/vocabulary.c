@@ -90,6 +90,8 @@ static const struct key_info keys[ION_KEY_COUNT] = {
 
 	[ION_KEY_HEAPS] = { "Heaps", "ION_HEAPS", K_DEVICE, V_LIST, AND_BOTH, 1, false },
 	[ION_KEY_OWN_BUFFERS_ONLY] = { "OwnBuffersOnly", "ION_OWN_BUFFERS_ONLY", K_DEVICE, V_BOOL, AND_YES, 7, false },
+	[ION_KEY_PITCH_ALIGNMENT] = { "PitchAlignment", "ION_PITCH_ALIGNMENT", K_DEVICE, V_ALIGNMENT, AND_MAX, 9, true },
+	[ION_KEY_PREFERRED_PITCH_ALIGNMENT] = { "PreferredPitchAlignment", "ION_PREFERRED_PITCH_ALIGNMENT", K_DEVICE, V_ALIGNMENT, AND_MAX, 10, true },
 
 	[ION_KEY_CONTIGUOUS] = { "Contiguous", "ION_CONTIGUOUS", K_HEAP | K_DEVICE, V_BOOL, AND_YES, 2, false },
 	[ION_KEY_CACHE] = { "Cache", "ION_CACHE", K_HEAP | K_DEVICE, V_CACHE, AND_CACHE, 4, false },

@@ -55,6 +55,8 @@ enum ion_conf_key {
 	/* [Device] requirements */
 	ION_KEY_HEAPS,			/* Heaps: list of acceptable heap names */
 	ION_KEY_OWN_BUFFERS_ONLY,	/* OwnBuffersOnly: bool */
+	ION_KEY_PITCH_ALIGNMENT,	/* PitchAlignment: an image's rows, required */
+	ION_KEY_PREFERRED_PITCH_ALIGNMENT, /* PreferredPitchAlignment: ... wished */
 
 	/* Both: on a heap what it is, on a device what it needs */
 	ION_KEY_CONTIGUOUS,		/* Contiguous: bool */

@@ -49,11 +49,18 @@ static void test_table(void **state)
 	assert_int_equal(ion_conf_requirement(3), ION_KEY_CACHE);
 	while ((k = ion_conf_requirement(n)) >= 0) {
 		assert_true(ion_conf_key_is_requirement((enum ion_conf_key)k));
-		assert_int_equal(ion_conf_key_is_remote((enum ion_conf_key)k), k != ION_KEY_POOL);
+		assert_int_equal(ion_conf_key_is_remote((enum ion_conf_key)k),
+				 k != ION_KEY_POOL && k != ION_KEY_PITCH_ALIGNMENT &&
+				 k != ION_KEY_PREFERRED_PITCH_ALIGNMENT);
 		n++;
 	}
-	assert_true(n >= 8);
+	assert_true(n >= 10);
 	assert_false(ion_conf_key_is_requirement(ION_KEY_MEMORY));
+	/* A layout key: read from udev and cookies, never from a peer. */
+	assert_int_equal(ion_conf_key_from_udev("ION_PITCH_ALIGNMENT"), ION_KEY_PITCH_ALIGNMENT);
+	assert_true(ion_conf_key_is_requirement(ION_KEY_PREFERRED_PITCH_ALIGNMENT));
+	assert_false(ion_conf_key_is_remote(ION_KEY_PITCH_ALIGNMENT));
+	assert_false(ion_conf_key_in(ION_KEY_PITCH_ALIGNMENT, ION_CONF_HEAP));
 	assert_false(ion_conf_key_is_remote(ION_KEY_POOL));
 }
 
@@ -137,6 +144,8 @@ static void test_and(void **state)
 	assert_int_equal(and_text(ION_KEY_ALIGNMENT, "4K", "64K", out), 0);
 	assert_string_equal(out, "64K");
 	assert_int_equal(and_text(ION_KEY_ALIGNMENT, "", "256", out), 0);
+	assert_string_equal(out, "256");
+	assert_int_equal(and_text(ION_KEY_PITCH_ALIGNMENT, "256", "64", out), 0);
 	assert_string_equal(out, "256");
 	assert_int_equal(and_text(ION_KEY_ADDRESS_BITS, "40", "32", out), 0);
 	assert_string_equal(out, "32");
