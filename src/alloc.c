@@ -599,21 +599,17 @@ int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
 	return solution->n_heaps ? r : solution->error;
 }
 
-size_t ion_alloc_config_max_alignment(const struct ion_alloc_config *config,
-				      struct ion_conf_src *ret_src)
+uint64_t ion_alloc_config_and_uint(const struct ion_alloc_config *config,
+				   enum ion_conf_key key, struct ion_conf_src *ret_src)
 {
-	size_t a = 0;
+	struct ion_conf_props all = { 0 };
+	uint64_t v = 0;
 
-	for (size_t i = 0; config->set && i < config->set->n; i++) {
-		const struct ion_conf_field *f = &config->set->constraints[i]->props.f[ION_KEY_ALIGNMENT];
-
-		if (f->set && f->v.u > a) {
-			a = (size_t)f->v.u;
-			if (ret_src)
-				*ret_src = f->src;
-		}
-	}
-	return a;
+	for (size_t i = 0; config->set && i < config->set->n; i++)
+		ion_conf_field_and(key, &all.f[key], &config->set->constraints[i]->props.f[key]);
+	if (ion_props_get_uint(&all, key, &v) && ret_src)
+		ion_props_get_src(&all, key, ret_src);
+	return v;
 }
 
 struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution)
@@ -645,8 +641,6 @@ int ion_solution_for_heap(struct ion_ctx *ctx, struct ion_registry *reg,
 bool ion_solution_pool_hints(const struct ion_solution *solution, unsigned int index,
 			     const struct ion_pool_hint **ret_hints, size_t *ret_n)
 {
-	const struct ion_conf_field *f;
-
 	*ret_hints = NULL;
 	*ret_n = 0;
 	if (!solution->set || index >= solution->set->n)
@@ -655,10 +649,7 @@ bool ion_solution_pool_hints(const struct ion_solution *solution, unsigned int i
 	 * process never fills a pool here (its text has no Pool either). */
 	if (solution->set->remotes[index])
 		return true;
-	f = &solution->set->constraints[index]->props.f[ION_KEY_POOL];
-	if (f->set) {
-		*ret_hints = f->v.pool.v;
-		*ret_n = f->v.pool.n;
-	}
+	ion_props_get_pool(&solution->set->constraints[index]->props, ION_KEY_POOL,
+			   ret_hints, ret_n);
 	return true;
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "heaps-conf.h"
 
@@ -17,11 +18,12 @@ struct ion_solution;
 /* ion_solution_alloc() for another page-rounded length. */
 int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
 			   int *ret_fd, const struct ion_heap **ret_heap);
-/* The largest Alignment the config's devices ask for (0: none): an image
- * buffer's strides and plane offsets follow it.  Where it is not 0 and
- * ret_src is not NULL, *ret_src says which setting asked for it. */
-size_t ion_alloc_config_max_alignment(const struct ion_alloc_config *config,
-				      struct ion_conf_src *ret_src);
+/* A number key of the config's devices, ANDed as the vocabulary says
+ * (Alignment: the largest; 0: no device sets it): an image buffer's
+ * strides and plane offsets follow it.  Where it is not 0 and ret_src is
+ * not NULL, *ret_src says which setting decided it. */
+uint64_t ion_alloc_config_and_uint(const struct ion_alloc_config *config,
+				   enum ion_conf_key key, struct ion_conf_src *ret_src);
 /* The context of a solution (no new reference). */
 struct ion_ctx *ion_solution_ctx(const struct ion_solution *solution);
 /* A solution for one heap of reg and cache flags (the heap's own pool):

@@ -199,23 +199,30 @@ static bool align_up(size_t v, size_t a, size_t *ret)
 }
 
 /* Called with the lock held: the image's layout, with the devices' largest
- * Alignment for every stride and plane offset; 0, or -EINVAL for an image
+ * Alignment for every stride and plane offset, and their largest
+ * PitchAlignment and PreferredPitchAlignment for every stride; 0, or -EINVAL for an image
  * whose size does not fit a size_t (on a 32-bit machine, 65536x16385
  * XRGB8888 would otherwise wrap to 256 KiB) and nothing laid out. */
 static int lay_out(struct ion_buffer *b)
 {
 	const struct format *f = b->format;
-	size_t a = ion_alloc_config_max_alignment(b->config, NULL), offset = 0;
+	size_t a = (size_t)ion_alloc_config_and_uint(b->config, ION_KEY_ALIGNMENT, NULL), offset = 0;
+	size_t pitch = (size_t)ion_alloc_config_and_uint(b->config, ION_KEY_PITCH_ALIGNMENT, NULL);
+	size_t wish = (size_t)ion_alloc_config_and_uint(b->config,
+							ION_KEY_PREFERRED_PITCH_ALIGNMENT, NULL);
 	struct plane planes[3];
 
 	if (a == 0)
 		a = 1;
+	/* Powers of two all: the largest is a multiple of every other. */
+	pitch = pitch > a ? pitch : a;
+	pitch = wish > pitch ? wish : pitch;
 	for (unsigned int p = 0; p < f->planes; p++) {
 		size_t w = p ? (b->width + f->hsub - 1) / f->hsub : b->width;
 		size_t h = p ? (b->height + f->vsub - 1) / f->vsub : b->height;
 		size_t stride, bytes;
 
-		if (__builtin_mul_overflow(w, f->cpp[p], &stride) || !align_up(stride, a, &stride) ||
+		if (__builtin_mul_overflow(w, f->cpp[p], &stride) || !align_up(stride, pitch, &stride) ||
 		    stride > UINT32_MAX || !align_up(offset, a, &offset) ||
 		    __builtin_mul_overflow(stride, h, &bytes))
 			return -EINVAL;
@@ -307,6 +314,34 @@ static const char *src_text(const struct ion_conf_src *src, char *buf, size_t si
 	return buf;
 }
 
+/* Called with the lock held: whether plane p of the image, laid out
+ * already, keeps what config's one device needs of it (Alignment,
+ * PitchAlignment; a preferred pitch refuses no one): 0, or -EXDEV with
+ * the reason said. */
+static int check_plane(struct ion_buffer *b, const struct ion_alloc_config *config,
+		       const struct ion_device *dev, unsigned int p)
+{
+	struct ion_conf_src asrc = { 0 }, psrc = { 0 };
+	size_t a = (size_t)ion_alloc_config_and_uint(config, ION_KEY_ALIGNMENT, &asrc);
+	size_t pitch = (size_t)ion_alloc_config_and_uint(config, ION_KEY_PITCH_ALIGNMENT, &psrc);
+	const struct plane *pl = &b->planes[p];
+	char *reason, where[512];
+	int r;
+
+	if (a > 1 && (pl->stride % a || pl->offset % a))
+		r = asprintf(&reason, "%s joins an image laid out already: it needs rows and planes aligned to %zu bytes, and plane %u has stride %u at offset %zu (Alignment, %s)",
+			     ion_device_get_name(dev), a, p, pl->stride, pl->offset,
+			     src_text(&asrc, where, sizeof(where)));
+	else if (pitch > 1 && pl->stride % pitch)
+		r = asprintf(&reason, "%s joins an image laid out already: it needs rows aligned to %zu bytes, and plane %u has stride %u (PitchAlignment, %s)",
+			     ion_device_get_name(dev), pitch, p, pl->stride,
+			     src_text(&psrc, where, sizeof(where)));
+	else
+		return 0;
+	say(b, r < 0 ? NULL : reason);
+	return -EXDEV;
+}
+
 /* Called with the lock held: whether the heap chosen, and an image's
  * strides and plane offsets, suit dev too. */
 static int check_fits(struct ion_buffer *b, struct ion_device *dev)
@@ -330,20 +365,8 @@ static int check_fits(struct ion_buffer *b, struct ion_device *dev)
 		say(b, why_not(sol, b->heap, lead));
 		r = -EXDEV;
 	}
-	for (unsigned int p = 0; r == 0 && b->format && p < b->format->planes; p++) {
-		struct ion_conf_src src = { 0 };
-		size_t a = ion_alloc_config_max_alignment(config, &src);
-		char *reason, where[512];
-
-		if (a <= 1 || (b->planes[p].stride % a == 0 && b->planes[p].offset % a == 0))
-			continue;
-		if (asprintf(&reason, "%s joins an image laid out already: it needs rows and planes aligned to %zu bytes, and plane %u has stride %u at offset %zu (Alignment, %s)",
-			     ion_device_get_name(dev), a, p, b->planes[p].stride,
-			     b->planes[p].offset, src_text(&src, where, sizeof(where))) < 0)
-			reason = NULL;
-		say(b, reason);
-		r = -EXDEV;
-	}
+	for (unsigned int p = 0; r == 0 && b->format && p < b->format->planes; p++)
+		r = check_plane(b, config, dev, p);
 	ion_solution_unref(sol);
 	ion_alloc_config_free(config);
 	return r;

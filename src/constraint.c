@@ -58,14 +58,10 @@
 #define MAX_TEXT ION_CONSTRAINTS_MAX_TEXT
 #define MAX_CONSTRAINTS ION_CONSTRAINTS_MAX
 
-/* The keys a constraint carries, in the order they are written: what the
- * serializer writes and the parser takes, both from this one list, so
- * that neither passes what the other would not (no Pool: see above). */
-static const enum ion_conf_key keys[] = {
-	ION_KEY_HEAPS, ION_KEY_CONTIGUOUS, ION_KEY_ADDRESS_BITS, ION_KEY_CACHE,
-	ION_KEY_ALIGNMENT, ION_KEY_KERNEL_MAP, ION_KEY_OWN_BUFFERS_ONLY,
-};
-#define N_KEYS (sizeof(keys) / sizeof(keys[0]))
+/* The keys a constraint carries are the vocabulary's remote requirements,
+ * in its order: what the serializer writes and the parser takes both
+ * come from the one table, so that neither passes what the other would
+ * not (no Pool: see above). */
 
 struct ion_remote {
 	atomic_int refcount;
@@ -135,20 +131,22 @@ static int put_constraint(struct out *o, const struct ion_constraint *c)
 		r = put_encoded(o, c->own_heap);
 	if (r == 0 && c->prefer_uncached && (r = put_raw(o, ",uncached=", 10)) == 0)
 		r = put_encoded(o, c->prefer_uncached_src.file ? c->prefer_uncached_src.file : "");
-	for (size_t i = 0; r == 0 && i < N_KEYS; i++) {
-		const struct ion_conf_field *f = &c->props.f[keys[i]];
+	for (int i = 0, k; r == 0 && (k = ion_conf_requirement((size_t)i)) >= 0; i++) {
+		const char *name = ion_conf_key_name((enum ion_conf_key)k);
 		_cleanup_free_ char *value = NULL;
+		struct ion_conf_src src;
 		char line[16];
 
-		if (!f->set)
+		if (!ion_conf_key_is_remote((enum ion_conf_key)k) ||
+		    !ion_props_get_src(&c->props, (enum ion_conf_key)k, &src))
 			continue;
-		value = ion_conf_field_format(keys[i], f);
+		value = ion_conf_field_format((enum ion_conf_key)k, &c->props.f[k]);
 		if (!value)
 			return -ENOMEM;
-		snprintf(line, sizeof(line), "@%u@", f->src.line);
+		snprintf(line, sizeof(line), "@%u@", src.line);
 		r = put_raw(o, ",", 1);
 		if (r == 0)
-			r = put_raw(o, ion_conf_key_name(keys[i]), strlen(ion_conf_key_name(keys[i])));
+			r = put_raw(o, name, strlen(name));
 		if (r == 0)
 			r = put_raw(o, "=", 1);
 		if (r == 0)
@@ -156,7 +154,7 @@ static int put_constraint(struct out *o, const struct ion_constraint *c)
 		if (r == 0)
 			r = put_raw(o, line, strlen(line));
 		if (r == 0)
-			r = put_encoded(o, f->src.file ? f->src.file : "");
+			r = put_encoded(o, src.file ? src.file : "");
 	}
 	return r;
 }
@@ -348,12 +346,9 @@ static int parse_key(struct ion_remote *r, const char *item, size_t n)
 	if (!name)
 		return -ENOMEM;
 	key = ion_conf_key_from_name(name);
-	for (size_t i = 0; key >= 0 && i < N_KEYS; i++)
-		if (keys[i] == (enum ion_conf_key)key)
-			goto known;
-	return -EINVAL;
-known:
-	if (r->c.props.f[key].set)
+	if (key < 0 || !ion_conf_key_is_remote((enum ion_conf_key)key))
+		return -EINVAL;
+	if (ion_props_is_set(&r->c.props, (enum ion_conf_key)key))
 		return -EINVAL; /* a key twice */
 	at1 = memchr(eq + 1, '@', n - (size_t)(eq + 1 - item));
 	at2 = at1 ? memchr(at1 + 1, '@', n - (size_t)(at1 + 1 - item)) : NULL;

@@ -40,14 +40,6 @@
 #include "uapi/drm.h"
 #include "uapi/videodev2.h"
 
-/* The device keys, in the order the tools show them. */
-static const enum ion_conf_key device_keys[] = {
-	ION_KEY_HEAPS, ION_KEY_CONTIGUOUS, ION_KEY_ADDRESS_BITS, ION_KEY_CACHE,
-	ION_KEY_ALIGNMENT, ION_KEY_KERNEL_MAP, ION_KEY_OWN_BUFFERS_ONLY,
-	ION_KEY_POOL,
-};
-#define N_DEVICE_KEYS (sizeof(device_keys) / sizeof(device_keys[0]))
-
 /* A string the device owns, for a constraint's source to point at. */
 __attribute__((format(printf, 2, 3)))
 static const char *own_string(struct ion_device *dev, const char *format, ...)
@@ -566,18 +558,14 @@ static int from_conf(const struct ion_registry *reg, struct ion_device *dev,
 static int set_derived(struct ion_device *dev, struct ion_conf_props *props,
 		       enum ion_conf_key key, uint64_t value, const char *src)
 {
-	struct ion_conf_field *f = &props->f[key];
+	struct ion_conf_src where = { src, 0 };
 
 	if (!src)
 		return -ENOMEM;
-	f->set = true;
-	f->src = (struct ion_conf_src){ src, 0 };
-	if (key == ION_KEY_ADDRESS_BITS)
-		f->v.u = value;
-	else
-		f->v.b = value != 0;
 	(void)dev;
-	return 0;
+	if (key == ION_KEY_ADDRESS_BITS)
+		return ion_props_set_uint(props, key, value, where);
+	return ion_props_set_bool(props, key, value != 0, where);
 }
 
 /*
@@ -678,14 +666,8 @@ static int derive(const struct ion_registry *reg, struct ion_device *dev,
 /* Moves the set fields of from into to where to has none. */
 static void fill_unset(struct ion_conf_props *to, struct ion_conf_props *from)
 {
-	for (size_t i = 0; i < N_DEVICE_KEYS; i++) {
-		enum ion_conf_key k = device_keys[i];
-
-		if (!to->f[k].set && from->f[k].set) {
-			to->f[k] = from->f[k];
-			memset(&from->f[k], 0, sizeof(from->f[k]));
-		}
-	}
+	for (int i = 0, k; (k = ion_conf_requirement((size_t)i)) >= 0; i++)
+		ion_props_fill_unset(to, from, (enum ion_conf_key)k);
 }
 
 static int build_view(const struct ion_device *dev, struct ion_attrs *view)
@@ -693,21 +675,21 @@ static int build_view(const struct ion_device *dev, struct ion_attrs *view)
 	const struct ion_constraint *c = &dev->constraint;
 	int r = 0;
 
-	for (size_t i = 0; i < N_DEVICE_KEYS && r == 0; i++) {
-		const struct ion_conf_field *f = &c->props.f[device_keys[i]];
+	for (int i = 0, k; r == 0 && (k = ion_conf_requirement((size_t)i)) >= 0; i++) {
 		_cleanup_free_ char *value = NULL;
+		struct ion_conf_src src;
 
-		if (!f->set)
+		if (!ion_props_get_src(&c->props, (enum ion_conf_key)k, &src))
 			continue;
-		value = ion_conf_field_format(device_keys[i], f);
+		value = ion_conf_field_format((enum ion_conf_key)k, &c->props.f[k]);
 		if (!value)
 			return -ENOMEM;
-		if (f->src.line)
-			r = ion_attrs_add(view, ion_conf_key_name(device_keys[i]), value,
-					  "%s:%u", f->src.file, f->src.line);
+		if (src.line)
+			r = ion_attrs_add(view, ion_conf_key_name((enum ion_conf_key)k), value,
+					  "%s:%u", src.file, src.line);
 		else
-			r = ion_attrs_add(view, ion_conf_key_name(device_keys[i]), value,
-					  "%s", f->src.file ? f->src.file : "?");
+			r = ion_attrs_add(view, ion_conf_key_name((enum ion_conf_key)k), value,
+					  "%s", src.file ? src.file : "?");
 	}
 	if (r == 0 && c->own_heap)
 		r = ion_attrs_add(view, "OwnHeap", c->own_heap,
@@ -742,7 +724,7 @@ static int build_constraint(struct ion_ctx *ctx, const struct ion_registry *reg,
 		fill_unset(c, &udev);
 		fill_unset(c, &conf);
 		/* A Heaps list is a complete answer: derived rules stay out. */
-		if (!c->f[ION_KEY_HEAPS].set)
+		if (!ion_props_is_set(c, ION_KEY_HEAPS))
 			fill_unset(c, &derived);
 		else
 			dev->constraint.prefer_uncached = false;

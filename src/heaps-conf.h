@@ -18,100 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum ion_conf_kind {
-	ION_CONF_BOARD,
-	ION_CONF_HEAP,
-	ION_CONF_DEVICE,
-};
+#include "vocabulary.h"
 
-/* Every key of every section kind; heaps.d/README.md says which kind takes which. */
-enum ion_conf_key {
-	/* [Board]: all Match keys of a section must match (a repeated key:
-	 * any of its values); globs through fnmatch(). */
-	ION_KEY_MATCH_COMPATIBLE,	/* MatchCompatible: any DT compatible entry */
-	ION_KEY_MATCH_MODEL,		/* MatchModel: DT model */
-	ION_KEY_MATCH_DMI_VENDOR,	/* MatchDMIVendor: sys_vendor */
-	ION_KEY_MATCH_DMI_PRODUCT,	/* MatchDMIProduct: product_name */
-	ION_KEY_MATCH_DMI_BOARD,	/* MatchDMIBoard: board_name */
-	ION_KEY_COOKIE_ATTRIBUTE,	/* CookieAttribute: sysfs attribute name */
-
-	/* [Device] matches */
-	ION_KEY_MATCH_SYSFS_PATH,	/* MatchSysfsPath */
-	ION_KEY_MATCH_SUBSYSTEM,	/* MatchSubsystem */
-	ION_KEY_MATCH_DRIVER,		/* MatchDriver */
-	ION_KEY_MATCH_OF_COMPATIBLE,	/* MatchOFCompatible */
-	ION_KEY_MATCH_UDEV_PROPERTY,	/* MatchUdevProperty: KEY=GLOB */
-	ION_KEY_MATCH_DRM_DRIVER,	/* MatchDRMDriver */
-	ION_KEY_MATCH_V4L2_CARD,	/* MatchV4L2Card */
-	ION_KEY_MATCH_NAME,		/* MatchName: the sysfs "name" attribute */
-
-	/* [Heap] properties */
-	ION_KEY_ALIASES,		/* Aliases: list of names */
-	ION_KEY_MEMORY,			/* Memory: identity of the memory behind */
-	ION_KEY_CPU_ACCESS,		/* CPUAccess: bool (no: protected heap) */
-	ION_KEY_PREFERENCE,		/* Preference: integer, higher first */
-	ION_KEY_ANDROID_ID,		/* AndroidId: 0..31 */
-	ION_KEY_MAX_SIZE,		/* MaxSize: size */
-
-	/* [Device] requirements */
-	ION_KEY_HEAPS,			/* Heaps: list of acceptable heap names */
-	ION_KEY_OWN_BUFFERS_ONLY,	/* OwnBuffersOnly: bool */
-
-	/* Both: on a heap what it is, on a device what it needs */
-	ION_KEY_CONTIGUOUS,		/* Contiguous: bool */
-	ION_KEY_CACHE,			/* Cache: cached | uncached | any */
-	ION_KEY_ADDRESS_BITS,		/* AddressBits: 1..64 */
-	ION_KEY_ALIGNMENT,		/* Alignment: size, a power of two */
-	ION_KEY_KERNEL_MAP,		/* KernelMap: bool */
-	ION_KEY_POOL,			/* Pool: list of COUNTxSIZE */
-
-	ION_KEY_COUNT
-};
-
-enum ion_cache_mode {
-	ION_CACHE_ANY,
-	ION_CACHE_CACHED,
-	ION_CACHE_UNCACHED,
-};
-
-/* Where a value came from: a file and its 1-based line.  file is owned
- * by the struct ion_conf it came from (or is a static string). */
-struct ion_conf_src {
-	const char *file;
-	unsigned int line;
-};
-
-struct ion_pool_hint {
-	uint32_t count;
-	uint64_t size;
-};
-
-/* One key's effective value, after every applicable setting was folded in. */
-struct ion_conf_field {
-	bool set;
-	struct ion_conf_src src;	/* the last setting that changed it */
-	union {
-		bool b;			/* bool keys */
-		int64_t i;		/* Preference */
-		uint64_t u;		/* AddressBits, AndroidId, sizes, Cache */
-		char *s;		/* Memory, CookieAttribute */
-		struct {
-			char **v;	/* NULL-terminated; Aliases, Heaps */
-			size_t n;
-		} list;
-		struct {
-			struct ion_pool_hint *v;
-			size_t n;
-		} pool;
-	} v;
-};
-
-/* What applies to one heap or one device: a field per key. */
-struct ion_conf_props {
-	struct ion_conf_field f[ION_KEY_COUNT];
-};
-
-void ion_conf_props_clear(struct ion_conf_props *props);
 
 /* The board's identity as discovery read it (board.c); NULL members and
  * an empty compatible list mean "not known". */
@@ -229,21 +137,6 @@ int ion_conf_apply_device_name(const struct ion_conf *conf, const char *name,
 const char *ion_conf_cookie_attribute(const struct ion_conf *conf,
 				      struct ion_conf_src *ret_src);
 
-/* Keys and values outside files (udev properties, sysfs cookies). */
-/* "Contiguous" -> ION_KEY_CONTIGUOUS, or -1. */
-int ion_conf_key_from_name(const char *name);
-const char *ion_conf_key_name(enum ion_conf_key key);
-/* "ION_CONTIGUOUS" (a udev property) -> ION_KEY_CONTIGUOUS, or -1;
- * only device requirement keys have a udev name. */
-int ion_conf_key_from_udev(const char *property);
-/*
- * Parses a value for key as a file would ("yes", "64K", ...) and sets
- * *field (replacing what it held) with src; 0, -EINVAL with *ret_message
- * (static) saying why, or -ENOMEM.
- */
-int ion_conf_field_parse(enum ion_conf_key key, const char *value,
-			 struct ion_conf_src src, struct ion_conf_field *field,
-			 const char **ret_message);
 /*
  * A sysfs cookie's text: "Key = value" lines of [Device] requirement
  * keys, as in a device section.  Folds them into *props with src (file:
@@ -253,11 +146,5 @@ int ion_conf_field_parse(enum ion_conf_key key, const char *value,
 int ion_conf_parse_cookie(const char *path, const char *text,
 			  ion_conf_error_fn error_fn, void *userdata,
 			  struct ion_conf_props *props);
-
-/* The value of a field as text, the way a file would say it (malloc'ed);
- * NULL on ENOMEM or when unset. */
-char *ion_conf_field_format(enum ion_conf_key key,
-			    const struct ion_conf_field *field);
-
 
 #endif

@@ -508,10 +508,11 @@ static int heap_memory(const struct ion_registry *reg, struct ion_heap *h)
 {
 	struct ion_conf_props props = { 0 };
 	int r = reg->conf ? heap_sections(reg, h, &props) : 0;
+	const char *memory;
 
-	if (r == 0 && props.f[ION_KEY_MEMORY].set) {
+	if (r == 0 && ion_props_get_string(&props, ION_KEY_MEMORY, &memory)) {
 		free(h->memory_key);
-		h->memory_key = strdup(props.f[ION_KEY_MEMORY].v.s);
+		h->memory_key = strdup(memory);
 		if (!h->memory_key)
 			r = -ENOMEM;
 	}
@@ -519,11 +520,47 @@ static int heap_memory(const struct ion_registry *reg, struct ion_heap *h)
 	return r;
 }
 
+/* flags with bit set or cleared as props' bool key says, if it says. */
+static unsigned int heap_flag(const struct ion_conf_props *props, enum ion_conf_key key,
+			      unsigned int flags, unsigned int bit)
+{
+	bool v;
+
+	if (!ion_props_get_bool(props, key, &v))
+		return flags;
+	return v ? flags | bit : flags & ~bit;
+}
+
+/* What the files said of the heap, key by key, for the tools. */
+static int heap_attrs(struct ion_heap *h, const struct ion_conf_props *props)
+{
+	int r = 0;
+
+	for (int k = 0; r == 0 && k < ION_KEY_COUNT; k++) {
+		_cleanup_free_ char *value = NULL;
+		struct ion_conf_src src;
+
+		if (!ion_props_get_src(props, (enum ion_conf_key)k, &src))
+			continue;
+		value = ion_conf_field_format((enum ion_conf_key)k, &props->f[k]);
+		r = value ? ion_attrs_add(&h->attrs, ion_conf_key_name((enum ion_conf_key)k),
+					  value, "%s:%u", src.file, src.line)
+			  : -ENOMEM;
+	}
+	return r;
+}
+
 /* After it: what the heap is, by the board's word. */
 static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 {
+	const struct ion_pool_hint *hints;
 	struct ion_conf_props props = { 0 };
-	const struct ion_conf_field *f = props.f;
+	enum ion_cache_mode cache;
+	char *const *aliases;
+	bool cpu_access;
+	size_t n;
+	uint64_t u;
+	int64_t i;
 	int r = 0;
 
 	/* A heap may lie anywhere in memory unless its backend knows better. */
@@ -537,54 +574,41 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 		ion_conf_props_clear(&props);
 		return -ENOMEM;
 	}
-	for (char **a = f[ION_KEY_ALIASES].set ? f[ION_KEY_ALIASES].v.list.v : NULL;
-	     r == 0 && a && *a; a++)
-		r = add_alias(h, *a);
-	if (f[ION_KEY_CONTIGUOUS].set)
-		h->props = f[ION_KEY_CONTIGUOUS].v.b ? h->props | ION_HEAP_PROP_CONTIGUOUS
-						     : h->props & ~ION_HEAP_PROP_CONTIGUOUS;
-	if (f[ION_KEY_CACHE].set) {
+	if (ion_props_get_list(&props, ION_KEY_ALIASES, &aliases, &n))
+		for (size_t a = 0; r == 0 && a < n; a++)
+			r = add_alias(h, aliases[a]);
+	h->props = heap_flag(&props, ION_KEY_CONTIGUOUS, h->props, ION_HEAP_PROP_CONTIGUOUS);
+	if (ion_props_get_cache(&props, ION_KEY_CACHE, &cache)) {
 		h->props &= ~(ION_HEAP_PROP_CACHED | ION_HEAP_PROP_UNCACHED);
-		if (f[ION_KEY_CACHE].v.u != ION_CACHE_UNCACHED)
+		if (cache != ION_CACHE_UNCACHED)
 			h->props |= ION_HEAP_PROP_CACHED;
-		if (f[ION_KEY_CACHE].v.u != ION_CACHE_CACHED)
+		if (cache != ION_CACHE_CACHED)
 			h->props |= ION_HEAP_PROP_UNCACHED;
 	}
-	if (f[ION_KEY_CPU_ACCESS].set)
-		h->props = f[ION_KEY_CPU_ACCESS].v.b ? h->props & ~ION_HEAP_PROP_PROTECTED
-						     : h->props | ION_HEAP_PROP_PROTECTED;
-	if (f[ION_KEY_KERNEL_MAP].set)
-		h->props = f[ION_KEY_KERNEL_MAP].v.b ? h->props | ION_HEAP_PROP_KERNEL_MAP
-						     : h->props & ~ION_HEAP_PROP_KERNEL_MAP;
+	if (ion_props_get_bool(&props, ION_KEY_CPU_ACCESS, &cpu_access))
+		h->props = cpu_access ? h->props & ~ION_HEAP_PROP_PROTECTED
+				      : h->props | ION_HEAP_PROP_PROTECTED;
+	h->props = heap_flag(&props, ION_KEY_KERNEL_MAP, h->props, ION_HEAP_PROP_KERNEL_MAP);
 	/* Below the end of memory whatever a file says: nothing lies above. */
-	if (f[ION_KEY_ADDRESS_BITS].set && f[ION_KEY_ADDRESS_BITS].v.u < h->address_bits)
-		h->address_bits = (unsigned int)f[ION_KEY_ADDRESS_BITS].v.u;
-	if (f[ION_KEY_ALIGNMENT].set && f[ION_KEY_ALIGNMENT].v.u > h->alignment)
-		h->alignment = (size_t)f[ION_KEY_ALIGNMENT].v.u;
-	if (f[ION_KEY_PREFERENCE].set)
-		h->preference = (int)f[ION_KEY_PREFERENCE].v.i;
-	if (f[ION_KEY_MAX_SIZE].set)
-		h->max_len = f[ION_KEY_MAX_SIZE].v.u;
-	if (f[ION_KEY_POOL].set && f[ION_KEY_POOL].v.pool.n) {
-		h->pool_hints = malloc(f[ION_KEY_POOL].v.pool.n * sizeof(*h->pool_hints));
+	if (ion_props_get_uint(&props, ION_KEY_ADDRESS_BITS, &u) && u < h->address_bits)
+		h->address_bits = (unsigned int)u;
+	if (ion_props_get_uint(&props, ION_KEY_ALIGNMENT, &u) && u > h->alignment)
+		h->alignment = (size_t)u;
+	if (ion_props_get_int(&props, ION_KEY_PREFERENCE, &i))
+		h->preference = (int)i;
+	if (ion_props_get_uint(&props, ION_KEY_MAX_SIZE, &u))
+		h->max_len = u;
+	if (ion_props_get_pool(&props, ION_KEY_POOL, &hints, &n) && n) {
+		h->pool_hints = malloc(n * sizeof(*h->pool_hints));
 		if (!h->pool_hints)
 			r = -ENOMEM;
 		else
-			memcpy(h->pool_hints, f[ION_KEY_POOL].v.pool.v,
-			       (h->n_pool_hints = f[ION_KEY_POOL].v.pool.n) * sizeof(*h->pool_hints));
+			memcpy(h->pool_hints, hints, (h->n_pool_hints = n) * sizeof(*h->pool_hints));
 	}
-	if (f[ION_KEY_ANDROID_ID].set)
-		h->id = (int)f[ION_KEY_ANDROID_ID].v.u;
-	for (int k = 0; r == 0 && k < ION_KEY_COUNT; k++) {
-		_cleanup_free_ char *value = NULL;
-
-		if (!f[k].set)
-			continue;
-		value = ion_conf_field_format((enum ion_conf_key)k, &f[k]);
-		r = value ? ion_attrs_add(&h->attrs, ion_conf_key_name((enum ion_conf_key)k),
-					  value, "%s:%u", f[k].src.file, f[k].src.line)
-			  : -ENOMEM;
-	}
+	if (ion_props_get_uint(&props, ION_KEY_ANDROID_ID, &u))
+		h->id = (int)u;
+	if (r == 0)
+		r = heap_attrs(h, &props);
 	ion_conf_props_clear(&props);
 	return r;
 }

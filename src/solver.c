@@ -122,34 +122,61 @@ static bool heap_is_named(const struct ion_heap *h, const char *name)
 	return strcmp(name, "cma") == 0 && ion_is_cma_name(h->kernel_name);
 }
 
-static const char *src_text(const struct ion_conf_field *f, char *buf, size_t size)
+/* Where c's key was set, as "file:line" (or the source alone). */
+static const char *src_text(const struct ion_constraint *c, enum ion_conf_key key,
+			    char *buf, size_t size)
 {
-	if (!f->src.file)
+	struct ion_conf_src src = { 0 };
+
+	ion_props_get_src(&c->props, key, &src);
+	if (!src.file)
 		return "?";
-	if (!f->src.line)
-		return f->src.file;
-	snprintf(buf, size, "%s:%u", f->src.file, f->src.line);
+	if (!src.line)
+		return src.file;
+	snprintf(buf, size, "%s:%u", src.file, src.line);
 	return buf;
 }
 
-static char *list_text(char **list)
+static char *list_text(char *const *list)
 {
 	size_t len = 1;
 	char *text, *p;
 
-	for (char **l = list; l && *l; l++)
+	for (char *const *l = list; l && *l; l++)
 		len += strlen(*l) + 1;
 	p = text = malloc(len);
 	if (!text)
 		return NULL;
 	*p = '\0';
-	for (char **l = list; l && *l; l++)
+	for (char *const *l = list; l && *l; l++)
 		p += sprintf(p, "%s%s", p == text ? "" : " ", *l);
 	return text;
 }
 
 /* A rejection's verdict: 1 (out), or -ENOMEM from recording why. */
 #define OUT(...) ({ int _r = reject(__VA_ARGS__); _r < 0 ? _r : 1; })
+#define WHERE(key) src_text(c, key, where, sizeof(where))
+
+/* Whether h is one of the heaps c lists, when it lists any: 0, 1 or -ENOMEM. */
+static int check_heaps(const struct ion_heap *h, const struct ion_constraint *c,
+		       struct ion_rejections *rej)
+{
+	_cleanup_free_ char *text = NULL;
+	char *const *list;
+	char where[512];
+	size_t n;
+
+	if (!ion_props_get_list(&c->props, ION_KEY_HEAPS, &list, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (heap_is_named(h, list[i]))
+			return 0;
+	text = rej ? list_text(list) : NULL;
+	if (rej && !text)
+		return -ENOMEM;
+	return OUT(rej, h, c, "%s takes only the heaps %s (Heaps, %s)", c->device,
+		   text && *text ? text : "(none)", WHERE(ION_KEY_HEAPS));
+}
 
 /*
  * Whether heap h fits one device's constraint: 0 when it does, 1 when it
@@ -158,57 +185,49 @@ static char *list_text(char **list)
 static int check_constraint(const struct ion_heap *h, const struct ion_constraint *c,
 			    struct ion_rejections *rej)
 {
-	const struct ion_conf_field *f = c->props.f;
+	const struct ion_conf_props *p = &c->props;
+	enum ion_cache_mode cache;
+	uint64_t u;
 	char where[512];
+	bool b;
+	int r;
 
 	/* A DRM device's own dumb buffers always fit it. */
 	if (c->own_heap && strcmp(c->own_heap, h->name) == 0)
 		return 0;
 	if (h->props & ION_HEAP_PROP_CPU_ONLY)
 		return OUT(rej, h, c, "%s cannot import it: a memfd is no dma-buf", c->device);
-	if (f[ION_KEY_HEAPS].set) {
-		bool listed = false;
-
-		for (char **l = f[ION_KEY_HEAPS].v.list.v; l && *l && !listed; l++)
-			listed = heap_is_named(h, *l);
-		if (!listed) {
-			_cleanup_free_ char *list = rej ? list_text(f[ION_KEY_HEAPS].v.list.v) : NULL;
-
-			if (rej && !list)
-				return -ENOMEM;
-			return OUT(rej, h, c, "%s takes only the heaps %s (Heaps, %s)", c->device,
-				   list && *list ? list : "(none)",
-				   src_text(&f[ION_KEY_HEAPS], where, sizeof(where)));
-		}
-	}
-	if (f[ION_KEY_OWN_BUFFERS_ONLY].set && f[ION_KEY_OWN_BUFFERS_ONLY].v.b)
+	r = check_heaps(h, c, rej);
+	if (r != 0)
+		return r;
+	if (ion_props_get_bool(p, ION_KEY_OWN_BUFFERS_ONLY, &b) && b)
 		return OUT(rej, h, c, "%s takes only buffers of its own DRM device%s%s (OwnBuffersOnly, %s)",
 			   c->device, c->own_heap ? ", heap " : "", c->own_heap ? c->own_heap : "",
-			   src_text(&f[ION_KEY_OWN_BUFFERS_ONLY], where, sizeof(where)));
-	if (f[ION_KEY_CONTIGUOUS].set && f[ION_KEY_CONTIGUOUS].v.b &&
+			   WHERE(ION_KEY_OWN_BUFFERS_ONLY));
+	if (ion_props_get_bool(p, ION_KEY_CONTIGUOUS, &b) && b &&
 	    !(h->props & ION_HEAP_PROP_CONTIGUOUS))
 		return OUT(rej, h, c, "%s needs physically contiguous memory, and %s is scattered (Contiguous, %s)",
-			   c->device, h->name, src_text(&f[ION_KEY_CONTIGUOUS], where, sizeof(where)));
-	if (f[ION_KEY_ADDRESS_BITS].set && h->address_bits > f[ION_KEY_ADDRESS_BITS].v.u)
+			   c->device, h->name, WHERE(ION_KEY_CONTIGUOUS));
+	if (ion_props_get_uint(p, ION_KEY_ADDRESS_BITS, &u) && h->address_bits > u)
 		return OUT(rej, h, c, "%s reaches only addresses below 2^%u, and %s may hand out memory up to 2^%u (AddressBits, %s)",
-			   c->device, (unsigned int)f[ION_KEY_ADDRESS_BITS].v.u, h->name,
-			   h->address_bits, src_text(&f[ION_KEY_ADDRESS_BITS], where, sizeof(where)));
-	if (f[ION_KEY_CACHE].set && f[ION_KEY_CACHE].v.u == ION_CACHE_UNCACHED &&
+			   c->device, (unsigned int)u, h->name, h->address_bits,
+			   WHERE(ION_KEY_ADDRESS_BITS));
+	if (ion_props_get_cache(p, ION_KEY_CACHE, &cache) && cache == ION_CACHE_UNCACHED &&
 	    !(h->props & ION_HEAP_PROP_UNCACHED))
 		return OUT(rej, h, c, "%s needs uncached CPU mappings, and %s maps cached (Cache, %s)",
-			   c->device, h->name, src_text(&f[ION_KEY_CACHE], where, sizeof(where)));
-	if (f[ION_KEY_CACHE].set && f[ION_KEY_CACHE].v.u == ION_CACHE_CACHED &&
+			   c->device, h->name, WHERE(ION_KEY_CACHE));
+	if (ion_props_get_cache(p, ION_KEY_CACHE, &cache) && cache == ION_CACHE_CACHED &&
 	    !(h->props & ION_HEAP_PROP_CACHED))
 		return OUT(rej, h, c, "%s needs cached CPU mappings, and %s maps uncached (Cache, %s)",
-			   c->device, h->name, src_text(&f[ION_KEY_CACHE], where, sizeof(where)));
-	if (f[ION_KEY_ALIGNMENT].set && h->alignment < f[ION_KEY_ALIGNMENT].v.u)
+			   c->device, h->name, WHERE(ION_KEY_CACHE));
+	if (ion_props_get_uint(p, ION_KEY_ALIGNMENT, &u) && h->alignment < u)
 		return OUT(rej, h, c, "%s needs buffers aligned to %llu bytes, and %s aligns to %zu (Alignment, %s)",
-			   c->device, (unsigned long long)f[ION_KEY_ALIGNMENT].v.u, h->name,
-			   h->alignment, src_text(&f[ION_KEY_ALIGNMENT], where, sizeof(where)));
-	if (f[ION_KEY_KERNEL_MAP].set && f[ION_KEY_KERNEL_MAP].v.b &&
+			   c->device, (unsigned long long)u, h->name, h->alignment,
+			   WHERE(ION_KEY_ALIGNMENT));
+	if (ion_props_get_bool(p, ION_KEY_KERNEL_MAP, &b) && b &&
 	    !(h->props & ION_HEAP_PROP_KERNEL_MAP))
 		return OUT(rej, h, c, "%s maps buffers in the kernel, and %s buffers cannot be (KernelMap, %s)",
-			   c->device, h->name, src_text(&f[ION_KEY_KERNEL_MAP], where, sizeof(where)));
+			   c->device, h->name, WHERE(ION_KEY_KERNEL_MAP));
 	return 0;
 }
 

@@ -332,3 +332,20 @@ char **ion_strv_split(const char *text, char sep)
 	}
 	return strv;
 }
+
+char *ion_trim(char *s)
+{
+	char *end;
+
+	s += strspn(s, ION_BLANKS);
+	end = s + strlen(s);
+	while (end > s && strchr(ION_BLANKS, end[-1]))
+		end--;
+	*end = '\0';
+	return s;
+}
+
+bool ion_has_blank(const char *s)
+{
+	return strpbrk(s, ION_BLANKS) != NULL;
+}

@@ -68,6 +68,11 @@ int ion_parse_u64(const char *s, int base, uint64_t *ret);
 /* A size with an optional K, M or G suffix (powers of 1024). */
 int ion_parse_size(const char *s, uint64_t *ret);
 
+#define ION_BLANKS " \t\r\v\f"
+/* s without its leading and trailing blanks (cut in place). */
+char *ion_trim(char *s);
+bool ion_has_blank(const char *s);
+
 /*
  * A close-on-exec memfd of len bytes with the given F_SEAL_* seals; 0 or a
  * negative errno, and no fd left behind on failure.

@@ -26,6 +26,7 @@
 #include "src/backends/backend.h"
 #include "src/context.h"
 #include "src/device.h"
+#include "src/heaps-conf.h"
 #include "src/registry.h"
 #include "src/solver.h"
 #include "testlib.h"
@@ -1197,6 +1198,110 @@ static void test_fallback_edges(void **state)
 	assert_int_equal(log_.destroyed, N_FALLBACK_HEAPS);
 }
 
+/* ---- image layouts: PitchAlignment, through a heaps.d file and a device ---- */
+
+#define FOURCC(a, b, c, d)                                                     \
+	((unsigned int)(a) | (unsigned int)(b) << 8 | (unsigned int)(c) << 16 |   \
+	 (unsigned int)(d) << 24)
+#define XRGB8888 FOURCC('X', 'R', '2', '4')
+#define NV12 FOURCC('N', 'V', '1', '2')
+
+static const char pitch_conf[] =
+	"[Device pitch256]\n"			/* 1 */
+	"PitchAlignment = 256\n"		/* 2 */
+	"\n"
+	"[Device pitch64]\n"			/* 4 */
+	"PitchAlignment = 64\n"			/* 5 */
+	"PreferredPitchAlignment = 1K\n"	/* 6 */
+	"\n"
+	"[Device wish1k]\n"			/* 8 */
+	"PreferredPitchAlignment = 1K\n";	/* 9 */
+
+/* An image of fourcc, w x h for the devices (NULL-terminated), allocated
+ * from the fake board: the layout is fixed then. */
+static struct ion_buffer *image_for(struct ion_ctx *ctx, unsigned int fourcc, unsigned int w,
+				    unsigned int h, const char *const *devices)
+{
+	struct ion_buffer *b = NULL;
+	int fd = -1;
+
+	assert_int_equal(ion_buffer_new_image(ctx, fourcc, w, h, &b), 0);
+	for (; devices && *devices; devices++) {
+		struct ion_device *dev = NULL;
+
+		assert_int_equal(ion_ctx_get_device(ctx, *devices, &dev), 0);
+		assert_int_equal(ion_buffer_attach(b, dev), 0);
+		ion_device_unref(dev);
+	}
+	log_.n_calls = 0;
+	assert_int_equal(ion_buffer_get_fd(b, &fd), 0);
+	return b;
+}
+
+static void expect_plane(struct ion_buffer *b, unsigned int p, unsigned int stride,
+			 size_t offset)
+{
+	unsigned int s = 0;
+	size_t o = 0;
+
+	assert_int_equal(ion_buffer_get_plane(b, p, &s, &o), 0);
+	assert_int_equal(s, stride);
+	assert_int_equal(o, offset);
+}
+
+/* A device's PitchAlignment is kept by every row of an image it shares,
+ * a PreferredPitchAlignment too where it is larger; a device that joins
+ * an image laid out already is refused only for the required one. */
+static void test_pitch_alignment(void **state)
+{
+	struct ion_ctx *ctx = ctx_with_board(fallback_board);
+	struct ion_registry *reg = atomic_load(&ctx->registry);
+	struct ion_device *pitch256 = NULL, *wish1k = NULL;
+	struct ion_buffer *b;
+
+	(void)state;
+	assert_int_equal(ion_conf_load_string("60-pitch.conf", pitch_conf, strlen(pitch_conf),
+					      NULL, NULL, NULL, &reg->conf), 0);
+	assert_int_equal(ion_conf_error_count(reg->conf), 0);
+
+	/* 101 pixels of XRGB8888 are 404 bytes; rows of 512 for pitch256. */
+	b = image_for(ctx, XRGB8888, 101, 11, (const char *const[]){ "pitch256", NULL });
+	expect_plane(b, 0, 512, 0);
+	assert_int_equal(ion_buffer_get_size(b), page_round(512 * 11));
+	ion_buffer_unref(b);
+	/* NV12 for pitch64, which prefers 1K: both planes' rows of 1024. */
+	b = image_for(ctx, NV12, 101, 11, (const char *const[]){ "pitch64", NULL });
+	expect_plane(b, 0, 1024, 0);
+	expect_plane(b, 1, 1024, 1024 * 11);
+	ion_buffer_unref(b);
+	/* Together: the largest of every device's, 256 over 64. */
+	b = image_for(ctx, XRGB8888, 33, 2, (const char *const[]){ "pitch64", "pitch256", NULL });
+	expect_plane(b, 0, 1024, 0);
+	ion_buffer_unref(b);
+	b = image_for(ctx, XRGB8888, 33, 2, (const char *const[]){ "pitch256", NULL });
+	expect_plane(b, 0, 256, 0);
+	ion_buffer_unref(b);
+
+	/* Laid out for no device: rows of 404, which pitch256 cannot take,
+	 * with the key and its file:line; a mere preference refuses no one. */
+	b = image_for(ctx, XRGB8888, 101, 11, NULL);
+	expect_plane(b, 0, 404, 0);
+	assert_int_equal(ion_ctx_get_device(ctx, "pitch256", &pitch256), 0);
+	assert_int_equal(ion_ctx_get_device(ctx, "wish1k", &wish1k), 0);
+	assert_int_equal(ion_buffer_attach(b, pitch256), -EXDEV);
+	assert_string_equal(ion_buffer_get_reason(b),
+			    "pitch256 joins an image laid out already: it needs rows aligned to 256 bytes, and plane 0 has stride 404 (PitchAlignment, 60-pitch.conf:2)");
+	assert_int_equal(ion_buffer_attach(b, wish1k), 0);
+	ion_buffer_unref(b);
+	b = image_for(ctx, XRGB8888, 64, 11, NULL);
+	assert_int_equal(ion_buffer_attach(b, pitch256), 0);
+	ion_buffer_unref(b);
+
+	ion_device_unref(wish1k);
+	ion_device_unref(pitch256);
+	ion_ctx_unref(ctx);
+}
+
 /* ---- the registry's merge of names, through discovery under a fake root ---- */
 
 struct fake_root {
@@ -1487,6 +1592,7 @@ int main(void)
 		cmocka_unit_test(test_mask_with_device_uncached_variant),
 		cmocka_unit_test(test_fallback_within_solution),
 		cmocka_unit_test(test_fallback_edges),
+		cmocka_unit_test(test_pitch_alignment),
 		cmocka_unit_test_setup_teardown(test_merge_cma_names, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_merge_memory_and_aliases, root_setup, root_teardown),
 		cmocka_unit_test_setup_teardown(test_android_id, root_setup, root_teardown),
