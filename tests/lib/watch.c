@@ -51,9 +51,16 @@ bool watch_in_vm(void)
 	return vm && strcmp(vm, "1") == 0;
 }
 
+bool watch_emulated(void)
+{
+	const char *emulated = getenv("LIBION_TEST_EMULATED");
+
+	return emulated && strcmp(emulated, "1") == 0;
+}
+
 unsigned int watch_slowdown(void)
 {
-	if (watch_under_valgrind())
+	if (watch_under_valgrind() || watch_emulated())
 		return 10;
 	if (watch_under_sanitizer() || watch_in_vm())
 		return 3;

@@ -29,9 +29,9 @@ int watch_wait(const char *what, unsigned int timeout_ms, int (*fn)(void *arg),
 	       void *arg, int *wstatus);
 
 /*
- * How much slower than natively this process runs: 10 under valgrind, 3
- * under a sanitizer or in the test VM (TCG), else 1.  Timeouts and
- * iteration counts are scaled by it.
+ * How much slower than natively this process runs: 10 under valgrind or
+ * qemu-user (a cross build's tests), 3 under a sanitizer or in the test
+ * VM (TCG), else 1.  Timeouts and iteration counts are scaled by it.
  */
 unsigned int watch_slowdown(void);
 
@@ -39,5 +39,8 @@ bool watch_under_valgrind(void);
 /* Built with AddressSanitizer or ThreadSanitizer (they own malloc). */
 bool watch_under_sanitizer(void);
 bool watch_in_vm(void);
+/* A cross build's test, run by its exe_wrapper (qemu-user): the cross
+ * builds' default test setup says so with LIBION_TEST_EMULATED=1. */
+bool watch_emulated(void);
 
 #endif
