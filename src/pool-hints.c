@@ -269,6 +269,8 @@ size_t pool_clean(const struct ion_pool *pool, size_t size)
 	return n;
 }
 
+/* Called with the lock held: whether a heap pool's class has as many
+ * buffers ready as its hint asks, so that one more back is one too many. */
 bool pool_hint_full(const struct ion_pool *pool, size_t size)
 {
 	/* Only a heap's pool, which no caller can trim: a caller's pool
