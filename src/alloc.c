@@ -14,6 +14,7 @@
 #include "backends/backend.h"
 #include "constraint.h"
 #include "device.h"
+#include "fdinfo.h"
 #include "pool.h"
 #include "solver.h"
 
@@ -62,7 +63,10 @@ struct ion_solution {
 	 * what it holds.  Published once, without a lock (nothing for a
 	 * fork() or a cancelled thread to leave held).
 	 */
-	_Atomic(struct ion_rejections *) rejected;
+	_Atomic(struct ion_rejections *) rejected_slot;
+	/* The slot through a pointer: words published from a const
+	 * solution, which the words do not change. */
+	_Atomic(struct ion_rejections *) *rejected;
 };
 
 static struct device_set *device_set_ref(struct device_set *set)
@@ -129,35 +133,51 @@ static int device_set_add(struct device_set **setp, struct ion_device *dev,
 	return 0;
 }
 
-/* From the first of heaps (reg's) that has the memory. */
+static const struct ion_heap_pool_source heap_pool_source;
+
+/*
+ * One heap's turn: from its pool where the board keeps buffers of this
+ * size ready (the pools' one hook), else from the kernel.  A pool's own
+ * allocations (pooled false) go to the kernel: the pool asking is the
+ * pool.
+ */
+static int heap_alloc(struct ion_ctx *ctx, struct ion_registry *reg,
+		      const struct ion_heap *heap, size_t len, unsigned int flags,
+		      bool pooled, int *ret_fd)
+{
+	int r;
+
+	if (len > heap->max_len)
+		return -ENOMEM; /* a pool's longer request than the solution's */
+	if (pooled) {
+		r = ion_heap_pool_alloc(ctx, reg, heap, flags, len, &heap_pool_source, ret_fd);
+		if (r <= 0)
+			return r;
+	}
+	return heap->backend->alloc(heap, len, flags, ret_fd);
+}
+
+/* The one allocation loop: from the first of heaps (reg's) that has the
+ * memory, req->len being page-rounded already. */
 static int alloc_from(struct ion_ctx *ctx, struct ion_registry *reg,
 		      const struct ion_request *req, const struct ion_heap *const *heaps,
-		      unsigned int n, int error, int *ret_fd, const struct ion_heap **ret_heap)
+		      unsigned int n, int error, bool pooled, int *ret_fd,
+		      const struct ion_heap **ret_heap)
 {
 	int r = error;
 
 	for (unsigned int i = 0; i < n; i++) {
-		const struct ion_heap *heap = heaps[i];
-		struct ion_pool *pool;
-
-		if (req->len > heap->max_len) {
-			r = -ENOMEM; /* a pool's longer request than the solution's */
-		} else if ((pool = ion_pools_heap_pool(ctx, reg, heap, req->flags & CACHE_FLAGS,
-							  req->len))) {
-			/* The board keeps buffers of this size ready. */
-			r = ion_pool_get(pool, req->len, ret_fd);
-		} else {
-			r = heap->backend->alloc(heap, req->len, req->flags & CACHE_FLAGS, ret_fd);
-		}
+		r = heap_alloc(ctx, reg, heaps[i], req->len, req->flags & CACHE_FLAGS, pooled,
+			       ret_fd);
 		if (r == 0) {
 			if (ret_heap)
-				*ret_heap = heap;
+				*ret_heap = heaps[i];
 			return 0;
 		}
 		if (r != -ENOMEM || !req->fallback)
 			return r;
 		if (i + 1 < n)
-			ion_dbg(ctx, "heap %s is out of memory, trying %s", heap->name,
+			ion_dbg(ctx, "heap %s is out of memory, trying %s", heaps[i]->name,
 				heaps[i + 1]->name);
 	}
 	return r;
@@ -182,7 +202,8 @@ static int request_allocate(struct ion_ctx *ctx, const struct ion_request *req,
 			return -ENOMEM;
 	}
 	n = ion_solve(reg, req, heaps, &error, NULL);
-	r = n < 0 ? n : alloc_from(ctx, reg, req, heaps, (unsigned int)n, error, ret_fd, ret_heap);
+	r = n < 0 ? n
+		  : alloc_from(ctx, reg, req, heaps, (unsigned int)n, error, true, ret_fd, ret_heap);
 	if (heaps != stack)
 		free(heaps);
 	return r;
@@ -371,7 +392,8 @@ static int solve_on(struct ion_ctx *ctx, struct ion_registry *reg,
 		return n;
 	}
 	atomic_init(&sol->refcount, 1);
-	atomic_init(&sol->rejected, NULL);
+	atomic_init(&sol->rejected_slot, NULL);
+	sol->rejected = &sol->rejected_slot;
 	sol->req = req;
 	sol->n_heaps = (unsigned int)n;
 	sol->weak = weak;
@@ -411,8 +433,8 @@ ION_EXPORT struct ion_solution *ion_solution_unref(struct ion_solution *solution
 	if (!solution ||
 	    atomic_fetch_sub_explicit(&solution->refcount, 1, memory_order_acq_rel) != 1)
 		return NULL;
-	ion_rejections_clear(atomic_load_explicit(&solution->rejected, memory_order_acquire));
-	free(atomic_load_explicit(&solution->rejected, memory_order_relaxed));
+	ion_rejections_clear(atomic_load_explicit(solution->rejected, memory_order_acquire));
+	free(atomic_load_explicit(solution->rejected, memory_order_relaxed));
 	device_set_unref(solution->set);
 	free(solution->heaps);
 	free(solution->heap_name);
@@ -444,10 +466,9 @@ ION_EXPORT const struct ion_heap *ion_solution_get_heap(const struct ion_solutio
 
 /* The rejections, worded on first use; NULL on ENOMEM (then again next
  * time).  Two threads may both word them: one result stays. */
-static const struct ion_rejections *explain(const struct ion_solution *solution)
+static const struct ion_rejections *explain(const struct ion_solution *sol)
 {
-	struct ion_solution *sol = (struct ion_solution *)solution;
-	struct ion_rejections *rej = atomic_load_explicit(&sol->rejected, memory_order_acquire);
+	struct ion_rejections *rej = atomic_load_explicit(sol->rejected, memory_order_acquire);
 	struct ion_rejections *expected = NULL;
 	const struct ion_heap **heaps;
 	int r, error;
@@ -458,7 +479,7 @@ static const struct ion_rejections *explain(const struct ion_solution *solution)
 	heaps = calloc(sol->reg->n_heaps ? sol->reg->n_heaps : 1, sizeof(*heaps));
 	r = rej && heaps ? ion_solve(sol->reg, &sol->req, heaps, &error, rej) : -ENOMEM;
 	free(heaps);
-	if (r < 0 || !atomic_compare_exchange_strong_explicit(&sol->rejected, &expected, rej,
+	if (r < 0 || !atomic_compare_exchange_strong_explicit(sol->rejected, &expected, rej,
 							      memory_order_acq_rel,
 							      memory_order_acquire)) {
 		ion_rejections_clear(rej);
@@ -511,7 +532,7 @@ ION_EXPORT int ion_solution_alloc(const struct ion_solution *solution, int *ret_
 	if (!solution || !ret_fd)
 		return -EINVAL;
 	return alloc_from(solution->ctx, solution->reg, &solution->req, solution->heaps,
-			  solution->n_heaps, solution->error, ret_fd, ret_heap);
+			  solution->n_heaps, solution->error, true, ret_fd, ret_heap);
 }
 
 /* ---- the shorthands ---- */
@@ -573,30 +594,32 @@ ION_EXPORT int ion_ctx_alloc_mask(struct ion_ctx *ctx, unsigned int heap_id_mask
 
 /* ---- for the pools ---- */
 
-int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
-			   int *ret_fd, const struct ion_heap **ret_heap)
+/* A pool's allocate call: the one loop, for a length the pool has
+ * page-rounded already, straight to the kernel. */
+static int solution_alloc_len(const struct ion_solution *solution, size_t len,
+			      int *ret_fd, const struct ion_heap **ret_heap)
 {
 	struct ion_request req = solution->req;
-	int r = ion_round_len(len, &req.len);
 
-	if (r < 0)
-		return r;
-	/* Straight to the backends: the pool asking is the pool. */
-	for (unsigned int i = 0; i < solution->n_heaps; i++) {
-		const struct ion_heap *heap = solution->heaps[i];
+	req.len = len;
+	return alloc_from(solution->ctx, solution->reg, &req, solution->heaps,
+			  solution->n_heaps, solution->error, false, ret_fd, ret_heap);
+}
 
-		r = req.len > heap->max_len ? -ENOMEM
-					    : heap->backend->alloc(heap, req.len,
-								   req.flags & CACHE_FLAGS, ret_fd);
-		if (r == 0) {
-			if (ret_heap)
-				*ret_heap = heap;
-			return 0;
-		}
-		if (r != -ENOMEM || !req.fallback)
-			return r;
-	}
-	return solution->n_heaps ? r : solution->error;
+const struct ion_pool_ops ion_solution_pool_ops = {
+	.alloc = solution_alloc_len,
+	.trackable = ion_fdinfo_trackable,
+	.refs = ion_fdinfo_refs,
+};
+
+static const struct ion_heap_pool_source heap_pool_source = {
+	.ops = &ion_solution_pool_ops,
+	.solve = ion_solution_for_heap,
+};
+
+struct ion_heap_pools *ion_solution_heap_pools(const struct ion_solution *solution)
+{
+	return solution->reg->heap_pools;
 }
 
 uint64_t ion_alloc_config_and_uint(const struct ion_alloc_config *config,

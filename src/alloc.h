@@ -12,12 +12,17 @@
 struct ion_alloc_config;
 struct ion_ctx;
 struct ion_heap;
+struct ion_heap_pools;
+struct ion_pool_ops;
 struct ion_registry;
 struct ion_solution;
 
-/* ion_solution_alloc() for another page-rounded length. */
-int ion_solution_alloc_len(const struct ion_solution *solution, size_t len,
-			   int *ret_fd, const struct ion_heap **ret_heap);
+/* What a pool of a solution is handed (pool.h): the one allocation
+ * loop, straight to the kernel, for a page-rounded length; the kernel's
+ * counts (fdinfo.h) as the reuse check. */
+extern const struct ion_pool_ops ion_solution_pool_ops;
+/* The heap table of the solution's registry (pool.h). */
+struct ion_heap_pools *ion_solution_heap_pools(const struct ion_solution *solution);
 /* A number key of the config's devices, ANDed as the vocabulary says
  * (Alignment: the largest; 0: no device sets it): an image buffer's
  * strides and plane offsets follow it.  Where it is not 0 and ret_src is

@@ -12,11 +12,34 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "fdinfo.h"
 
 struct ion_ctx;
 struct ion_heap;
 struct ion_pool;
 struct ion_registry;
+struct ion_solution;
+
+/*
+ * What a pool is handed, as Mesa's pb_cache is: the allocate call and
+ * the "may this buffer be reused" check.  The pool reaches the allocation
+ * path and the kernel's counts through these alone.
+ */
+struct ion_pool_ops {
+	/* len bytes (the pool's size for it, page-rounded) from the
+	 * solution's heaps: 0 with *ret_fd and *ret_heap (the heap that gave
+	 * it), or a negative errno. */
+	int (*alloc)(const struct ion_solution *solution, size_t len, int *ret_fd,
+		     const struct ion_heap **ret_heap);
+	/* Whether anything will tell when nothing but the pool holds fd's
+	 * buffer (fdinfo.h's ion_fdinfo_trackable()). */
+	enum ion_fdinfo_track (*trackable)(int fd, atomic_int *maps_known);
+	/* The references on fd's file (1: the pool's alone, it may be
+	 * reused), as ion_fdinfo_refs() counts them. */
+	int (*refs)(int fd, ino_t *ret_ino);
+};
 
 /* What a context keeps of its pools (embedded in struct ion_ctx). */
 struct ion_pools {
@@ -48,22 +71,48 @@ void ion_pools_fork_prepare(void);
 void ion_pools_fork_parent(void);
 void ion_pools_fork_child(void);
 /* At the context's end: ion_pools_stop() stops the thread, before the
- * registry (whose heaps own the heap pools) goes; ion_pools_fini() then
+ * registry (whose table holds the heap pools) goes; ion_pools_fini() then
  * frees what is left. */
 void ion_pools_stop(struct ion_pools *pools);
 void ion_pools_fini(struct ion_pools *pools);
 
 /*
- * The pool of a heap of reg whose board file gives it a Pool hint, for
- * allocations of len bytes with these cache flags: made (and filled in
- * the background) on the heap's first use, and freed with the heap
- * (ion_pools_heap_pool_free()).  NULL when no hint of the heap names
- * exactly len's size (a pool's size classes must not change what an
- * allocation by name gives), or on ENOMEM.
+ * Each heap's mutable side, one table a registry (whose heaps are
+ * immutable): its pools by cache flags, made on first use, and what the
+ * pools found out about its buffers.  Made before the registry is
+ * published, freed with it (the heap pools with it, as their heaps go).
  */
-struct ion_pool *ion_pools_heap_pool(struct ion_ctx *ctx, struct ion_registry *reg,
-				     const struct ion_heap *heap, unsigned int flags,
-				     size_t len);
-void ion_pools_heap_pool_free(struct ion_pool *pool);
+struct ion_heap_pools;
+struct ion_heap_pools *ion_heap_pools_new(unsigned int n_heaps);
+void ion_heap_pools_free(struct ion_heap_pools *table);
+/* The heap's cell for ion_fdinfo_trackable(), or NULL. */
+atomic_int *ion_heap_pools_maps_known(struct ion_heap_pools *table,
+				      const struct ion_heap *heap);
+/* The heap's pool for these cache flags, if made yet (for tests). */
+struct ion_pool *ion_heap_pools_peek(struct ion_heap_pools *table,
+				     const struct ion_heap *heap, unsigned int flags);
+
+/* What the allocation path hands a heap pool at its first use: the
+ * pool's ops, and how to make a solution for the heap alone (one that
+ * holds no reference to ctx or reg, which own the pool). */
+struct ion_heap_pool_source {
+	const struct ion_pool_ops *ops;
+	int (*solve)(struct ion_ctx *ctx, struct ion_registry *reg,
+		     const struct ion_heap *heap, unsigned int flags,
+		     struct ion_solution **ret);
+};
+
+/*
+ * The allocation path's one hook: len bytes (page-rounded) with these
+ * cache flags from the pool of heap (reg's) when its board file gives it
+ * a Pool hint that names exactly len's size (a pool's size classes must
+ * not change what an allocation by name gives).  The pool is made (and
+ * filled in the background) on the heap's first use.  0 with *ret_fd; 1
+ * when no heap pool serves len (the caller asks the kernel); or a
+ * negative errno.
+ */
+int ion_heap_pool_alloc(struct ion_ctx *ctx, struct ion_registry *reg,
+			const struct ion_heap *heap, unsigned int flags, size_t len,
+			const struct ion_heap_pool_source *source, int *ret_fd);
 
 #endif

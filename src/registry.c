@@ -142,12 +142,6 @@ const struct ion_heap *ion_registry_find_named(const struct ion_registry *reg,
 
 static void heap_free(struct ion_heap *h)
 {
-	for (size_t i = 0; i < sizeof(h->pools) / sizeof(h->pools[0]); i++) {
-		struct ion_pool *pool = atomic_load_explicit(&h->pools[i], memory_order_acquire);
-
-		if (pool)
-			ion_pools_heap_pool_free(pool);
-	}
 	if (h->backend->destroy)
 		h->backend->destroy(h);
 	free(h->name);
@@ -172,6 +166,8 @@ static void registry_free(struct ion_registry *reg)
 	for (unsigned int i = 0; i < reg->n_devices; i++)
 		ion_device_release(reg->devices[i]);
 	free(reg->devices);
+	/* The heap pools before their heaps, as they allocate from them. */
+	ion_heap_pools_free(reg->heap_pools);
 	for (unsigned int i = 0; i < reg->n_heaps; i++)
 		heap_free(reg->heaps[i]);
 	free(reg->heaps);
@@ -660,6 +656,8 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 		assign_ids(reg);
 		r = ion_devices_enumerate(ctx, reg);
 	}
+	if (r == 0 && !(reg->heap_pools = ion_heap_pools_new(reg->n_heaps)))
+		r = -ENOMEM;
 	if (r < 0) {
 		registry_free(reg);
 		return r;

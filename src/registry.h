@@ -55,17 +55,9 @@ struct ion_heap {
 	 * as a sysfs path without the sysroot, or NULL. */
 	char *sysfs_device;
 	struct ion_attrs attrs;	/* what the board files said, with file:line */
-	/* The board's Pool hint: keep these buffers ready (pool.c). */
+	/* The board's Pool hint: keep these buffers ready (pool-heap.c). */
 	struct ion_pool_hint *pool_hints;
 	size_t n_pool_hints;
-	/* The heap's own pools, by cache flags, made on first use: the one
-	 * thing about a heap that is set after discovery, once, atomically.
-	 * The context owns them (pool.c frees them with it). */
-	_Atomic(struct ion_pool *) pools[4];
-	/* Whether the kernel counts a mapping of its buffers in the file's
-	 * references (pool.c finds out on first use): 0 not known yet, 1
-	 * yes, -1 no (5.10's vgem moves a mapping onto its shmem file). */
-	atomic_int maps_counted;
 };
 
 struct ion_device;
@@ -85,6 +77,10 @@ struct ion_registry {
 	uint64_t mem_total, cma_total;	/* /proc/meminfo's, in bytes (0: unknown) */
 	struct ion_device **devices;	/* the devices discovery read */
 	unsigned int n_devices;
+	/* The heaps' mutable side (pool.h): their pools and what the pools
+	 * found out, by heap index, with atomics of its own.  Made before
+	 * the registry is published, freed with it. */
+	struct ion_heap_pools *heap_pools;
 };
 
 /* ---- for backends, while they probe ---- */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * src/pool.c itself, built into this program with what the host cannot
+ * The pools' code itself (src/pool*.c and the fdinfo reader), built into this program with what the host cannot
  * give faked around it: the host has only the memfd heap, whose buffers
  * the kernel does not count, so here a memfd looks like a dma-buf and its
  * fdinfo "count" is the number of this process's fds of it (what the
@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "src/alloc.h"
+#include "src/pool.h"
 #include "src/util.h"
 #include "testlib.h"
 
@@ -112,8 +113,15 @@ static int fake_alloc_len(const struct ion_solution *solution, size_t len, int *
 		}
 		atomic_store(&alloc_blocked, false);
 	}
-	return ion_solution_alloc_len(solution, len, ret_fd, ret_heap);
+	return ion_solution_pool_ops.alloc(solution, len, ret_fd, ret_heap);
 }
+
+/* What the pools are handed, with the allocate call above. */
+static const struct ion_pool_ops fake_pool_ops = {
+	.alloc = fake_alloc_len,
+	.trackable = ion_fdinfo_trackable,
+	.refs = ion_fdinfo_refs,
+};
 
 /* Memory pressure: /proc/pressure/memory is /dev/null, and the thread's
  * poll() says POLLPRI on it once for each pressure_pending. */
@@ -151,13 +159,18 @@ static int fake_poll(struct pollfd *fds, nfds_t n, int timeout)
 
 #define ion_read_file fake_read_file
 #define ion_fd_kind fake_fd_kind
-#define ion_solution_alloc_len fake_alloc_len
+#define ion_solution_pool_ops fake_pool_ops
 #define open(...) fake_open(__VA_ARGS__)
 #define poll fake_poll
+#include "src/fdinfo.c"
 #include "src/pool.c"
+#include "src/pool-heap.c"
+#include "src/pool-hints.c"
+#include "src/pool-limits.c"
+#include "src/pool-refill.c"
 #undef ion_read_file
 #undef ion_fd_kind
-#undef ion_solution_alloc_len
+#undef ion_solution_pool_ops
 #undef open
 #undef poll
 
@@ -171,7 +184,7 @@ struct state {
 
 static uint64_t now_ms(void)
 {
-	return now_ns() / 1000000u;
+	return pool_now_ns() / 1000000u;
 }
 
 static void sleep_ms(unsigned int ms)
@@ -201,6 +214,15 @@ static bool stat_reaches(const struct ion_pool *pool, enum ion_pool_stat st,
 	return true;
 }
 
+/* The cell where the pools keep whether a heap's kernel counts mappings. */
+static atomic_int *maps_known(struct ion_ctx *ctx, const struct ion_heap *h)
+{
+	atomic_int *known = ion_heap_pools_maps_known(atomic_load(&ctx->registry)->heap_pools, h);
+
+	assert_non_null(known);
+	return known;
+}
+
 static int setup(void **pstate)
 {
 	struct state *s = calloc(1, sizeof(*s));
@@ -218,7 +240,7 @@ static int setup(void **pstate)
 	assert_int_equal(ion_ctx_new(NULL, &s->ctx), 0);
 	assert_int_equal(ion_ctx_find_heap(s->ctx, "memfd", &h), 0);
 	/* The fake count sees no mapping: the pool must not look. */
-	atomic_store(&((struct ion_heap *)h)->maps_counted, 1);
+	atomic_store(maps_known(s->ctx, h), 1);
 	assert_int_equal(ion_alloc_config_new(&config), 0);
 	assert_int_equal(ion_alloc_config_set_size(config, 4096), 0);
 	assert_int_equal(ion_alloc_config_set_heap(config, "memfd"), 0);
@@ -395,11 +417,11 @@ static int anchor_of(struct state *s, int fd)
 	int anchor = -1;
 
 	assert_int_equal(fstat(fd, &b), 0);
-	pthread_mutex_lock(&s->pool->lock);
+	pthread_mutex_lock(s->pool->lock);
 	for (size_t i = 0; i < s->pool->n_bufs; i++)
 		if (fstat(s->pool->bufs[i].fd, &a) == 0 && a.st_ino == b.st_ino)
 			anchor = s->pool->bufs[i].fd;
-	pthread_mutex_unlock(&s->pool->lock);
+	pthread_mutex_unlock(s->pool->lock);
 	return anchor;
 }
 
@@ -455,17 +477,17 @@ static void test_pressure_backs_off(void **pstate)
 	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, KiB(256), 5000));
 	assert_true(atomic_load(&fake_psi_fd) >= 0);
 	atomic_store(&pressure_pending, true);
-	wake(&s->ctx->pools);
+	pools_wake(&s->ctx->pools);
 	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, 0, 5000));
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_TRIMS), 4);
 	/* Five ticks and more: nothing refilled. */
 	sleep_ms(500);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 4);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
-	pthread_mutex_lock(&s->pool->lock);
+	pthread_mutex_lock(s->pool->lock);
 	after = s->pool->refill_after_ns;
-	pthread_mutex_unlock(&s->pool->lock);
-	assert_true(after > now_ns() + 9000000000ull);
+	pthread_mutex_unlock(s->pool->lock);
+	assert_true(after > pool_now_ns() + 9000000000ull);
 	/* A get allocates meanwhile, as it would from an empty pool. */
 	fd = get(s, KiB(64));
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
@@ -512,7 +534,7 @@ static void test_unreadable_count(void **pstate)
 		held[i] = get(s, KiB(64));
 	atomic_store(&fail_fd, anchor_of(s, held[0]));
 	atomic_store(&locked_reads, 0);
-	atomic_store(&watched, &s->pool->lock);
+	atomic_store(&watched, s->pool->lock);
 	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
 	sleep_ms(500);
 	atomic_store(&watched, NULL);
@@ -561,9 +583,9 @@ static void test_get_leaves_zeroing_to_thread(void **pstate)
 	assert_int_equal(fstat(third, &c), 0);
 	assert_true(c.st_ino == a.st_ino || c.st_ino == b.st_ino);
 	/* One dirty, but a contiguous heap: zeroed here, not allocated. */
-	pthread_mutex_lock(&s->pool->lock);
+	pthread_mutex_lock(s->pool->lock);
 	s->pool->alloc_slow = true;
-	pthread_mutex_unlock(&s->pool->lock);
+	pthread_mutex_unlock(s->pool->lock);
 	fourth = get(s, KiB(64));
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 3);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
@@ -864,10 +886,10 @@ static struct ion_ctx *hinted_ctx(const char *dir, struct ion_pool **ret_pool)
 		return NULL;
 	}
 	/* The fake count sees no mapping: the pool must not look. */
-	atomic_store(&((struct ion_heap *)h)->maps_counted, 1);
+	atomic_store(maps_known(ctx, h), 1);
 	if (ion_ctx_alloc(ctx, "memfd", KiB(12), 0, &fd) == 0)
 		close(fd);
-	*ret_pool = atomic_load(&((struct ion_heap *)h)->pools[0]);
+	*ret_pool = ion_heap_pools_peek(atomic_load(&ctx->registry)->heap_pools, h, 0);
 	return ctx;
 }
 

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A pool's body and the functions its files share: the cache (pool.c),
+ * its hints (pool-hints.c), its limits and statistics (pool-limits.c),
+ * the refill thread (pool-refill.c) and heaps' own pools (pool-heap.c).
+ * Nothing outside these files includes it.
+ */
+#ifndef LIBION_POOL_INTERNAL_H
+#define LIBION_POOL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "context.h"
+#include "heaps-conf.h"
+#include "pool.h"
+
+enum buf_state {
+	BUF_FREE,	/* clean, ready to hand out */
+	BUF_DIRTY,	/* back, nothing holds it, not zeroed yet */
+	BUF_SCRUB,	/* being zeroed by the background thread, unlocked */
+	BUF_OUT,	/* handed out, or back but still held elsewhere */
+};
+
+struct pool_buf {
+	int fd;			/* the anchor; -1 for an uncounted buffer out */
+	dev_t dev;
+	ino_t ino;
+	size_t size;
+	enum buf_state state;
+	bool counted;		/* the kernel counts its references (a dma-buf) */
+	uint64_t since_ns;	/* free since */
+	unsigned int outs;	/* hand-outs so far: which one a count was read in */
+	/* Out and found held by a get's reclaim (at looked_ns): looked at
+	 * after the others until then, the wait doubling each time (reset
+	 * by a hand-out). */
+	uint64_t recheck_ns, looked_ns;
+	unsigned int held_seen;
+};
+
+struct ion_pool {
+	atomic_int refcount;
+	struct ion_ctx *ctx;
+	bool heap_pool;		/* the context's own: holds no context reference */
+	/* What it allocates from, and with what (handed in, see pool.h). */
+	const struct ion_pool_ops *ops;
+	struct ion_solution *solution;
+	/* The solution's registry's heap table: what the pool found out
+	 * about each heap's buffers (ion_heap_pools_maps_known()). */
+	struct ion_heap_pools *heaps;
+	/* The pool's lock, reached through a pointer so that a getter of a
+	 * const pool locks it all the same: the lock is no part of what the
+	 * pool holds, only of how it is read. */
+	pthread_mutex_t *lock;
+	pthread_mutex_t lock_storage;
+	struct pool_buf *bufs;
+	size_t n_bufs, cap;
+	/* Where the next reclaim scan starts, a get's and the thread's:
+	 * each resumes where the last stopped, so that buffers held for
+	 * long at the front never hide those closed behind them. */
+	size_t scan, bg_scan;
+	struct ion_pool_hint *hints;
+	size_t n_hints;
+	bool zero;
+	bool background;
+	/* Its heap allocates slower than it zeroes (contiguous, CMA): a get
+	 * zeroes a dirty buffer itself rather than allocate. */
+	bool alloc_slow;
+	unsigned long long max_bytes;
+	uint64_t expiry_ns;
+	unsigned long long held;
+	/* Uncounted buffers out: the caller holds their only fd, and one
+	 * closed without a put is forgotten by a scan of the fd table once
+	 * there are forget_at of them. */
+	size_t n_unanchored, forget_at;
+	/* After a refill found the heap out of memory, the thread leaves it
+	 * alone until then (CMA answers ENOMEM slowly, after trying to
+	 * migrate pages, and the hot path shares the memory). */
+	uint64_t refill_after_ns;
+	/* Under the context's pools lock: the refill thread's pins on the
+	 * pool while it works on it without that lock. */
+	unsigned int pins;
+	unsigned long long stats[ION_POOL_STAT_COUNT];
+	struct ion_pool *next;	/* the context's list */
+};
+
+/* Where a pool's hints came from, which decides how a cap is logged. */
+enum hints_origin {
+	HINTS_CALLER,	/* ion_pool_set_hints(): the program's own */
+	HINTS_DEVICE,	/* a device's Pool (heaps.d, udev), at ion_pool_new() */
+	HINTS_HEAP,	/* the heap's Pool in heaps.d: a heap pool */
+};
+
+/* ---- the cache (pool.c) ---- */
+uint64_t pool_now_ns(void);
+/* The size of the buffers that serve len bytes; 0 for 0 or an overflow. */
+size_t pool_class_of(const struct ion_pool *pool, size_t len);
+/* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
+int pool_scrub(struct pool_buf *b, bool zero);
+/* Called with the lock held, as every function on a pool's buffers is. */
+void pool_account(struct ion_pool *pool, long long delta);
+bool pool_room_for(const struct ion_pool *pool, size_t size);
+void pool_drop(struct ion_pool *pool, size_t i, bool trimmed);
+int pool_add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state state,
+		 bool counted);
+bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd);
+bool pool_found_free(struct ion_pool *pool, size_t i);
+bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot);
+void pool_expire(struct ion_pool *pool);
+/* A pool of solution's buffers, listed in the context's pools. */
+int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
+		struct ion_solution *solution, struct ion_heap_pools *heaps,
+		bool heap_pool, bool background, struct ion_pool **ret);
+void pool_free(struct ion_pool *pool);
+/* ion_pool_get() for a length already the pool's size for it. */
+int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd);
+
+/* ---- hints (pool-hints.c) ---- */
+int pool_set_hints(struct ion_pool *pool, const struct ion_pool_hint *hints, size_t n,
+		   enum hints_origin origin);
+size_t pool_ready(const struct ion_pool *pool, size_t size);
+size_t pool_clean(const struct ion_pool *pool, size_t size);
+bool pool_hint_full(const struct ion_pool *pool, size_t size);
+bool pool_below_watermark(const struct ion_pool *pool, size_t size);
+
+/* ---- limits (pool-limits.c) ---- */
+/* Releases what is free again, then idle buffers down to keep bytes. */
+int pool_trim(struct ion_pool *pool, unsigned long long keep);
+
+/* ---- the refill thread (pool-refill.c) ---- */
+void pools_wake(struct ion_pools *all);
+/* Called with the context's pools lock held. */
+int pools_start_thread(struct ion_ctx *ctx);
+/* Fills hinted classes up to their counts (only_low: those at half). */
+int pool_fill(struct ion_pool *pool, bool only_low);
+
+#endif

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A context's pools together: the one thread that refills them in the
+ * background, reads the kernel's counts and zeroes returned buffers off
+ * the hot path, the memory pressure trigger that makes it trim, and what
+ * fork() does to the pools.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <ion/ion.h>
+
+#include "fork.h"
+#include "pool-internal.h"
+
+/* Every context's pools, for fork(): the child empties them all. */
+static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ion_pools *all_pools;
+
+/*
+ * The background thread's zeroing, one buffer at a time without the lock
+ * (a memset of megabytes must not stall a hot path's get): the buffer is
+ * BUF_SCRUB meanwhile, which nothing else touches, and is found again by
+ * its anchor, since other buffers may have moved.
+ */
+static void scrub_unlocked(struct ion_pool *pool)
+{
+	for (;;) {
+		struct pool_buf copy;
+		bool zero, found = false;
+		int r;
+
+		pthread_mutex_lock(pool->lock);
+		for (size_t i = 0; i < pool->n_bufs && !found; i++)
+			if (pool->bufs[i].state == BUF_DIRTY) {
+				pool->bufs[i].state = BUF_SCRUB;
+				copy = pool->bufs[i];
+				found = true;
+			}
+		zero = pool->zero;
+		pthread_mutex_unlock(pool->lock);
+		if (!found)
+			return;
+		r = pool_scrub(&copy, zero);
+		pthread_mutex_lock(pool->lock);
+		for (size_t i = 0; i < pool->n_bufs; i++)
+			if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB) {
+				if (r < 0) {
+					pool_drop(pool, i, false);
+				} else {
+					pool->bufs[i].state = BUF_FREE;
+					pool->bufs[i].since_ns = pool_now_ns();
+				}
+				break;
+			}
+		pthread_mutex_unlock(pool->lock);
+	}
+}
+
+/*
+ * The background thread's reclaim: the kernel's counts read without the
+ * lock (an fdinfo read is slow, slower still under emulation, and a hot
+ * path's get must not wait for sixteen of them).  A count is trusted only
+ * for the hand-out it was read in: the same fd and inode, still out, and
+ * not put back and handed out again meanwhile (a count of 1 read between
+ * the put and the next get is no longer true after it), when the lock is
+ * taken again; where fdinfo does not give the inode (before Linux 5.14),
+ * the counts are read under the lock as before.
+ */
+static void reclaim_unlocked(struct ion_pool *pool)
+{
+	struct { int fd; ino_t ino; unsigned int outs; int refs; ino_t seen; } c[16];
+	size_t n = 0, i;
+
+	pthread_mutex_lock(pool->lock);
+	pool_expire(pool);
+	/* Sixteen at a time, from where the last pass stopped. */
+	i = pool->bg_scan;
+	for (size_t seen = 0; seen < pool->n_bufs && n < 16; seen++, i++) {
+		if (i >= pool->n_bufs)
+			i = 0;
+		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].counted)
+			c[n++] = (typeof(c[0])){ pool->bufs[i].fd, pool->bufs[i].ino,
+						 pool->bufs[i].outs, 0, 0 };
+	}
+	pool->bg_scan = i;
+	pthread_mutex_unlock(pool->lock);
+	for (size_t k = 0; k < n; k++)
+		c[k].refs = pool->ops->refs(c[k].fd, &c[k].seen);
+	pthread_mutex_lock(pool->lock);
+	for (size_t k = 0; k < n; k++) {
+		if (c[k].refs < 0)
+			continue; /* unread (out of fds or memory): next pass */
+		if (!c[k].seen) {
+			pool_reclaim(pool, 0, 16, false); /* no inode in fdinfo */
+			break;
+		}
+		if (c[k].refs != 1 || c[k].seen != c[k].ino)
+			continue;
+		for (i = 0; i < pool->n_bufs; i++) {
+			struct pool_buf *b = &pool->bufs[i];
+
+			if (b->fd == c[k].fd && b->ino == c[k].ino && b->state == BUF_OUT &&
+			    b->outs == c[k].outs) {
+				pool_found_free(pool, i);
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(pool->lock);
+}
+
+/* ---- the background thread ---- */
+
+static void *refill_thread(void *arg);
+
+void pools_wake(struct ion_pools *all)
+{
+	int fd = atomic_load_explicit(&all->wake_fd, memory_order_acquire);
+	uint64_t one = 1;
+
+	/* A full counter wakes the thread all the same: no error to mind. */
+	if (fd >= 0)
+		(void)!write(fd, &one, sizeof(one));
+}
+
+/* Memory pressure, where the kernel offers PSI: a trigger on 150 ms of
+ * stall in 2 s.  -1 where there is none (or it may not be set). */
+static int open_psi(struct ion_ctx *ctx)
+{
+	static const char trigger[] = "some 150000 2000000";
+	_cleanup_free_ char *path = ion_ctx_path(ctx, "/proc/pressure/memory");
+	int fd;
+
+	if (!path)
+		return -1;
+	fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (write(fd, trigger, sizeof(trigger)) < 0) {
+		ion_dbg(ctx, "no memory pressure trigger: %m");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Called with the context's pools lock held. */
+int pools_start_thread(struct ion_ctx *ctx)
+{
+	struct ion_pools *all = &ctx->pools;
+	sigset_t every, old;
+	int r;
+
+	if (atomic_load_explicit(&all->running, memory_order_relaxed))
+		return 0;
+	if (atomic_load_explicit(&all->wake_fd, memory_order_relaxed) < 0) {
+		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+		if (fd < 0)
+			return neg_errno();
+		atomic_store_explicit(&all->wake_fd, fd, memory_order_release);
+	}
+	/* Kept in the context, not the thread: a forked child, which has no
+	 * thread, closes it with the context's other fds. */
+	if (all->psi_fd < 0)
+		all->psi_fd = open_psi(ctx);
+	all->stop = false;
+	/* The library's thread takes none of the program's signals. */
+	sigfillset(&every);
+	pthread_sigmask(SIG_SETMASK, &every, &old);
+	r = -pthread_create(&all->thread, NULL, refill_thread, ctx);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0)
+		atomic_store_explicit(&all->running, true, memory_order_release);
+	return r;
+}
+
+/*
+ * Fills each hinted class up to its count, allocating without the lock
+ * (a kernel allocation can take milliseconds).  only_low: only classes
+ * that fell to half their count (background refill).  Returns the buffers
+ * added, or a negative errno from the first allocation that failed.
+ */
+int pool_fill(struct ion_pool *pool, bool only_low)
+{
+	int added = 0;
+
+	pthread_mutex_lock(pool->lock);
+	if (only_low && pool->refill_after_ns && pool_now_ns() < pool->refill_after_ns) {
+		pthread_mutex_unlock(pool->lock);
+		return 0;
+	}
+	for (size_t h = 0; h < pool->n_hints; h++) {
+		size_t size = pool_class_of(pool, pool->hints[h].size);
+		size_t have = pool_clean(pool, size), want = pool->hints[h].count;
+
+		if (!size || have >= want || (only_low && have > want / 2))
+			continue;
+		while (have < want) {
+			const struct ion_heap *heap = NULL;
+			bool counted = false;
+			int fd, r;
+
+			if (!pool_room_for(pool, size))
+				break;
+			pthread_mutex_unlock(pool->lock);
+			r = pool->ops->alloc(pool->solution, size, &fd, &heap);
+			if (r == 0)
+				counted = pool_is_counted(pool, heap, fd);
+			pthread_mutex_lock(pool->lock);
+			if (r == 0 && (r = pool_add_buf(pool, fd, size, BUF_FREE, counted)) < 0)
+				close(fd);
+			if (r < 0) {
+				if (only_low)
+					pool->refill_after_ns = pool_now_ns() + 1000000000u;
+				pthread_mutex_unlock(pool->lock);
+				return added ? added : r;
+			}
+			pool->refill_after_ns = 0;
+			pool->stats[ION_POOL_STAT_REFILLS]++;
+			have++;
+			added++;
+		}
+	}
+	pthread_mutex_unlock(pool->lock);
+	return added;
+}
+
+/* After memory pressure made the thread trim a pool, it refills none of
+ * it for this long: the trim gave that memory back to a system short of
+ * it, and the next tick would take it all again. */
+#define PRESSURE_BACKOFF_NS (10 * 1000000000ull)
+
+/* The thread's work on one pool, without the context's pools lock. */
+static void tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure)
+{
+	bool background;
+
+	if (pressure) {
+		int n = pool_trim(pool, 0);
+
+		pthread_mutex_lock(pool->lock);
+		pool->refill_after_ns = pool_now_ns() + PRESSURE_BACKOFF_NS;
+		pthread_mutex_unlock(pool->lock);
+		if (n)
+			ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
+		return;
+	}
+	pthread_mutex_lock(pool->lock);
+	background = pool->background;
+	pthread_mutex_unlock(pool->lock);
+	if (!background)
+		return;
+	reclaim_unlocked(pool);
+	scrub_unlocked(pool);
+	pool_fill(pool, true);
+}
+
+static void *refill_thread(void *arg)
+{
+	struct ion_ctx *ctx = arg;
+	struct ion_pools *all = &ctx->pools;
+	/* Both set before the thread starts, closed after it ends. */
+	int wake_fd = atomic_load_explicit(&all->wake_fd, memory_order_relaxed);
+	int psi = all->psi_fd;
+
+	for (;;) {
+		struct pollfd fds[2] = {
+			{ .fd = wake_fd, .events = POLLIN },
+			{ .fd = psi, .events = POLLPRI },
+		};
+		uint64_t count;
+		size_t n = 0;
+		bool pressure;
+
+		poll(fds, psi >= 0 ? 2 : 1, 100);
+		if (fds[0].revents & POLLIN && read(wake_fd, &count, sizeof(count)) < 0)
+			count = 0;
+		pressure = psi >= 0 && (fds[1].revents & POLLPRI);
+		/*
+		 * The pools, each pinned, then the work without the lock: a
+		 * refill's allocation can take seconds on CMA, and fork(),
+		 * ion_pool_new() and a pool's end take this lock.  A pool's
+		 * end waits for its pin (unlink_pool()).
+		 */
+		pthread_mutex_lock(&all->lock);
+		if (all->stop) {
+			pthread_mutex_unlock(&all->lock);
+			break;
+		}
+		for (struct ion_pool *p = all->list; p; p = p->next) {
+			if (n == all->snap_cap) {
+				size_t more = n ? 2 * n : 16;
+				struct ion_pool **grown = realloc(all->snap, more * sizeof(*grown));
+
+				if (!grown)
+					break; /* these now, the others next time */
+				all->snap = grown;
+				all->snap_cap = more;
+			}
+			all->snap[n++] = p;
+			p->pins++;
+		}
+		pthread_mutex_unlock(&all->lock);
+		for (size_t k = 0; k < n; k++)
+			tend(ctx, all->snap[k], pressure);
+		pthread_mutex_lock(&all->lock);
+		for (size_t k = 0; k < n; k++)
+			all->snap[k]->pins--;
+		if (n)
+			pthread_cond_broadcast(&all->unpinned);
+		pthread_mutex_unlock(&all->lock);
+	}
+	return NULL;
+}
+
+/* ---- fork ---- */
+
+void ion_pools_fork_prepare(void)
+{
+	pthread_mutex_lock(&all_lock);
+	for (struct ion_pools *all = all_pools; all; all = all->next) {
+		pthread_mutex_lock(&all->lock);
+		for (struct ion_pool *p = all->list; p; p = p->next)
+			pthread_mutex_lock(p->lock);
+	}
+}
+
+void ion_pools_fork_parent(void)
+{
+	for (struct ion_pools *all = all_pools; all; all = all->next) {
+		for (struct ion_pool *p = all->list; p; p = p->next)
+			pthread_mutex_unlock(p->lock);
+		pthread_mutex_unlock(&all->lock);
+	}
+	pthread_mutex_unlock(&all_lock);
+}
+
+/* The child: empty pools, no thread, none of the parent's pooled fds. */
+void ion_pools_fork_child(void)
+{
+	for (struct ion_pools *all = all_pools; all; all = all->next) {
+		int wake_fd = atomic_exchange_explicit(&all->wake_fd, -1, memory_order_relaxed);
+
+		for (struct ion_pool *p = all->list; p; p = p->next) {
+			while (p->n_bufs)
+				pool_drop(p, p->n_bufs - 1, false);
+			p->pins = 0; /* the parent's thread's */
+			pthread_mutex_unlock(p->lock);
+		}
+		if (wake_fd >= 0)
+			close(wake_fd);
+		if (all->psi_fd >= 0)
+			close(all->psi_fd);
+		all->psi_fd = -1;
+		/* A thread of the parent may have waited on it. */
+		pthread_cond_init(&all->unpinned, NULL);
+		atomic_store_explicit(&all->running, false, memory_order_relaxed);
+		pthread_mutex_unlock(&all->lock);
+	}
+	pthread_mutex_unlock(&all_lock);
+}
+
+/* ---- the context's side ---- */
+
+void ion_pools_init(struct ion_pools *pools)
+{
+	ion_fork_handlers_register();
+	pthread_mutex_init(&pools->lock, NULL);
+	atomic_init(&pools->held, 0);
+	atomic_init(&pools->limit, 0);
+	atomic_init(&pools->running, false);
+	atomic_init(&pools->wake_fd, -1);
+	pools->psi_fd = -1;
+	pthread_cond_init(&pools->unpinned, NULL);
+	pools->snap = NULL;
+	pools->snap_cap = 0;
+	pthread_mutex_lock(&all_lock);
+	pools->next = all_pools;
+	all_pools = pools;
+	pthread_mutex_unlock(&all_lock);
+}
+
+void ion_pools_stop(struct ion_pools *pools)
+{
+	bool joined;
+
+	pthread_mutex_lock(&all_lock);
+	for (struct ion_pools **p = &all_pools; *p; p = &(*p)->next)
+		if (*p == pools) {
+			*p = pools->next;
+			break;
+		}
+	pthread_mutex_unlock(&all_lock);
+	pthread_mutex_lock(&pools->lock);
+	pools->stop = true;
+	joined = atomic_exchange_explicit(&pools->running, false, memory_order_acq_rel);
+	pools_wake(pools);
+	pthread_mutex_unlock(&pools->lock);
+	if (joined)
+		pthread_join(pools->thread, NULL);
+}
+
+void ion_pools_fini(struct ion_pools *pools)
+{
+	int wake_fd = atomic_load_explicit(&pools->wake_fd, memory_order_relaxed);
+
+	/* Users' pools hold the context alive, and the heap pools went
+	 * with their registries: none is left. */
+	if (wake_fd >= 0)
+		close(wake_fd);
+	if (pools->psi_fd >= 0)
+		close(pools->psi_fd);
+	free(pools->snap);
+	pthread_cond_destroy(&pools->unpinned);
+	pthread_mutex_destroy(&pools->lock);
+}
+
+ION_EXPORT int ion_pool_prefill(struct ion_pool *pool)
+{
+	int r;
+
+	if (!pool)
+		return -EINVAL;
+	r = pool_fill(pool, false);
+	if (r > 0)
+		ion_dbg(pool->ctx, "pool prefilled with %d buffers", r);
+	return r < 0 ? r : 0;
+}
+
+ION_EXPORT int ion_pool_set_background(struct ion_pool *pool, int background)
+{
+	struct ion_pools *all;
+	int r = 0;
+
+	if (!pool)
+		return -EINVAL;
+	all = &pool->ctx->pools;
+	pthread_mutex_lock(&all->lock);
+	pthread_mutex_lock(pool->lock);
+	pool->background = background != 0;
+	pthread_mutex_unlock(pool->lock);
+	if (background)
+		r = pools_start_thread(pool->ctx);
+	pools_wake(all);
+	pthread_mutex_unlock(&all->lock);
+	return r;
+}
