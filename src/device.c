@@ -455,17 +455,6 @@ static int read_facts(struct ion_ctx *ctx, const struct ion_registry *reg,
 
 /* ---- the constraint ---- */
 
-static void log_conf_error(void *userdata, const char *file, unsigned int line,
-			   const char *message)
-{
-	struct ion_ctx *ctx = userdata;
-
-	if (line)
-		ion_err(ctx, "%s:%u: %s", file, line, message);
-	else
-		ion_err(ctx, "%s: %s", file, message);
-}
-
 static int from_cookie(struct ion_ctx *ctx, const struct ion_registry *reg,
 		       struct ion_device *dev, const struct dirs *d,
 		       struct ion_conf_props *props)
@@ -489,7 +478,7 @@ static int from_cookie(struct ion_ctx *ctx, const struct ion_registry *reg,
 		shown = own_string(dev, "%s/%s", dirs[i], attr);
 		if (!shown)
 			return -ENOMEM;
-		r = ion_conf_parse_cookie(shown, text, log_conf_error, ctx, props);
+		r = ion_conf_parse_cookie(shown, text, ion_ctx_log_conf_error, ctx, props);
 		return r == -ENOMEM ? r : 0;
 	}
 	return 0;

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The registry: every heap discovery found, frozen once discovery ends.
- * Backends add heaps while they probe; the registry then merges them (one
- * memory seen through two providers or two names counts once), names
- * them uniquely, links uncached variants, gives them their Android ids,
- * and freezes.  After that nothing writes a heap or the registry, so
- * readers need no lock.
+ * The registry: every heap discovery found, frozen once discovery ends
+ * (registry.c keeps it; discover.c builds it).  Backends add heaps while
+ * they probe; discovery then merges them (one memory seen through two
+ * providers or two names counts once), names them uniquely, links
+ * uncached variants, gives them their Android ids, and freezes.  After
+ * that nothing writes a heap or the registry, so readers need no lock.
  */
 #ifndef LIBION_REGISTRY_H
 #define LIBION_REGISTRY_H
@@ -95,6 +95,8 @@ struct ion_registry {
 struct ion_heap *ion_registry_add(struct ion_registry *reg,
 				  const struct ion_backend *backend,
 				  const char *kernel_name, size_t size);
+/* Removes and frees heap i (discovery's merge: one memory counts once). */
+void ion_registry_remove_heap(struct ion_registry *reg, unsigned int i);
 /* Marks a heap unavailable: error is a negative errno. */
 void ion_heap_set_unavailable(struct ion_heap *heap, int error,
 			      const char *format, ...)
@@ -129,12 +131,12 @@ char *ion_cma_memory_key(const char *name);
  * context's registry; the old one is freed, with its heaps, devices,
  * heap pools and node fds, once nothing holds it any more.
  *
- * ion_ctx_registry(): the context's registry, discovered on first use,
- * borrowed for the length of one call: 0 with *ret a reference, or
- * discovery's negative errno (it runs again next time).  Cancellation is
- * off until the matching ion_registry_put(), so that a cancelled call
- * never strands a reference.  Callers keep it in a _cleanup_registry_
- * variable.
+ * ion_ctx_registry() (discover.c): the context's registry, discovered
+ * on first use, borrowed for the length of one call: 0 with *ret a
+ * reference, or discovery's negative errno (it runs again next time).
+ * Cancellation is off until the matching ion_registry_put(), so that a
+ * cancelled call never strands a reference.  Callers keep it in a
+ * _cleanup_registry_ variable.
  */
 int ion_ctx_registry(struct ion_ctx *ctx, struct ion_registry **ret);
 void ion_registry_put(struct ion_registry *reg);
@@ -150,12 +152,16 @@ struct ion_registry *ion_registry_ref(struct ion_registry *reg);
 void ion_registry_unref(struct ion_registry *reg);
 
 /*
- * With the context's lock held: discovery again, the result replacing the
- * registry when heaps or devices differ.  1 with *ret_old the replaced
- * registry, which the caller hands to ion_registry_retire() once it has
- * dropped the lock; 0 when nothing changed; or discovery's negative errno.
+ * (discover.c) With the context's lock held: discovery again, the
+ * result replacing the registry when heaps or devices differ.  1 with
+ * *ret_old the replaced registry, which the caller hands to
+ * ion_registry_retire() once it has dropped the lock; 0 when nothing
+ * changed; or discovery's negative errno.
  */
 int ion_registry_rediscover(struct ion_ctx *ctx, struct ion_registry **ret_old);
+/* The context's registry with a reference taken, or NULL before the
+ * first discovery; safe against a rescan replacing it meanwhile. */
+struct ion_registry *ion_registry_current(struct ion_ctx *ctx);
 /* Drops the context's reference to a replaced registry, once no call
  * that may have just read the old pointer is still about to take one. */
 void ion_registry_retire(struct ion_registry *old);
