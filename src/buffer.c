@@ -46,8 +46,9 @@ struct ion_buffer {
 	atomic_int refcount;
 	struct ion_ctx *ctx;
 	/* Cancellation is off while it is held; a fork() while another
-	 * thread allocates leaves the child this buffer's lock held. */
-	pthread_mutex_t lock;
+	 * thread allocates leaves the child this buffer's lock held.  In
+	 * storage of its own: the getters lock it through a const buffer. */
+	pthread_mutex_t *lock;
 	struct ion_alloc_config *config;
 	size_t len;
 	const struct format *format;	/* or NULL: a plain buffer */
@@ -67,13 +68,15 @@ static int buffer_create(struct ion_ctx *ctx, size_t len, struct ion_buffer **re
 
 	if (!b)
 		return -ENOMEM;
-	r = ion_alloc_config_new(&b->config);
+	b->lock = malloc(sizeof(*b->lock));
+	r = b->lock ? ion_alloc_config_new(&b->config) : -ENOMEM;
 	if (r < 0) {
+		free(b->lock);
 		free(b);
 		return r;
 	}
 	atomic_init(&b->refcount, 1);
-	pthread_mutex_init(&b->lock, NULL);
+	pthread_mutex_init(b->lock, NULL);
 	b->ctx = ion_ctx_ref(ctx);
 	b->len = len;
 	b->fd = -1;
@@ -127,21 +130,22 @@ ION_EXPORT struct ion_buffer *ion_buffer_unref(struct ion_buffer *buffer)
 	ion_alloc_config_free(buffer->config);
 	ion_solution_unref(buffer->solution);
 	free(buffer->reason);
-	pthread_mutex_destroy(&buffer->lock);
+	pthread_mutex_destroy(buffer->lock);
+	free(buffer->lock);
 	ion_ctx_unref(buffer->ctx);
 	free(buffer);
 	return NULL;
 }
 
-static void lock(struct ion_buffer *b, int *state)
+static void lock(const struct ion_buffer *b, int *state)
 {
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, state);
-	pthread_mutex_lock(&b->lock);
+	pthread_mutex_lock(b->lock);
 }
 
-static void unlock(struct ion_buffer *b, int state)
+static void unlock(const struct ion_buffer *b, int state)
 {
-	pthread_mutex_unlock(&b->lock);
+	pthread_mutex_unlock(b->lock);
 	pthread_setcancelstate(state, NULL);
 }
 
@@ -390,7 +394,7 @@ ION_EXPORT int ion_buffer_attach(struct ion_buffer *buffer, struct ion_device *d
 
 ION_EXPORT const struct ion_heap *ion_buffer_get_heap(const struct ion_buffer *buffer)
 {
-	struct ion_buffer *b = (struct ion_buffer *)buffer;
+	const struct ion_buffer *b = buffer;
 	const struct ion_heap *h;
 	int state;
 
@@ -404,7 +408,7 @@ ION_EXPORT const struct ion_heap *ion_buffer_get_heap(const struct ion_buffer *b
 
 ION_EXPORT size_t ion_buffer_get_size(const struct ion_buffer *buffer)
 {
-	struct ion_buffer *b = (struct ion_buffer *)buffer;
+	const struct ion_buffer *b = buffer;
 	size_t len;
 	int state;
 
@@ -419,7 +423,7 @@ ION_EXPORT size_t ion_buffer_get_size(const struct ion_buffer *buffer)
 ION_EXPORT int ion_buffer_get_plane(const struct ion_buffer *buffer, unsigned int plane,
 				    unsigned int *ret_stride, size_t *ret_offset)
 {
-	struct ion_buffer *b = (struct ion_buffer *)buffer;
+	const struct ion_buffer *b = buffer;
 	int r = 0, state;
 
 	if (!b || !ret_stride || !ret_offset)
@@ -439,7 +443,7 @@ ION_EXPORT int ion_buffer_get_plane(const struct ion_buffer *buffer, unsigned in
 
 ION_EXPORT const char *ion_buffer_get_reason(const struct ion_buffer *buffer)
 {
-	struct ion_buffer *b = (struct ion_buffer *)buffer;
+	const struct ion_buffer *b = buffer;
 	const char *reason;
 	int state;
 

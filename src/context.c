@@ -230,10 +230,13 @@ char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *root, const char *re
 	return strdup(real[len] ? real + len : "/");
 }
 
-void ion_ctx_log_conf_error(void *ctx, const char *file, unsigned int line, const char *message)
+void ion_ctx_log_conf_error(void *userdata, const char *file, unsigned int line,
+			    const char *message)
 {
+	struct ion_ctx *ctx = userdata;
+
 	if (line)
-		ion_err((struct ion_ctx *)ctx, "%s:%u: %s", file, line, message);
+		ion_err(ctx, "%s:%u: %s", file, line, message);
 	else
-		ion_err((struct ion_ctx *)ctx, "%s: %s", file, message);
+		ion_err(ctx, "%s: %s", file, message);
 }

@@ -49,9 +49,10 @@ void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
 				__VA_ARGS__);                                  \
 	} while (0)
 
-/* A heaps.d problem (the parser's error_fn, ctx its userdata), logged at
- * error priority as "file:line: message". */
-void ion_ctx_log_conf_error(void *ctx, const char *file, unsigned int line, const char *message);
+/* A heaps.d problem (the parser's error_fn, the context its userdata),
+ * logged at error priority as "file:line: message". */
+void ion_ctx_log_conf_error(void *userdata, const char *file, unsigned int line,
+			    const char *message);
 
 #define ion_dbg(ctx, ...) ion_log_cond(ctx, LOG_DEBUG, __VA_ARGS__)
 #define ion_info(ctx, ...) ion_log_cond(ctx, LOG_INFO, __VA_ARGS__)

@@ -43,8 +43,9 @@ struct ion_device {
 	struct ion_attrs facts;	/* what discovery read and derived, with where */
 	/* The constraint as key, value, source: worded when first asked, so
 	 * that reading a hundred devices at discovery stays cheap; published
-	 * once, without a lock. */
-	_Atomic(struct ion_attrs *) view;
+	 * once, without a lock, in storage of its own (the device is const
+	 * to its readers). */
+	_Atomic(struct ion_attrs *) *view;
 	char **strings;		/* sources the constraint points into */
 };
 
@@ -61,6 +62,14 @@ int ion_device_from_name(struct ion_ctx *ctx, struct ion_registry *reg,
 /* Every device of the classes libion knows (drm cards, video4linux,
  * accel) into reg->devices; 0 or a negative errno. */
 int ion_devices_enumerate(struct ion_ctx *ctx, struct ion_registry *reg);
+/* A device called name with nothing read yet (refcount 1); NULL on ENOMEM. */
+struct ion_device *ion_device_new(const char *name);
+/* The real path of sysroot + path, without the sysroot: malloc'ed, or
+ * NULL with *ret_error (-ENODEV: there is none; a transient errno). */
+char *ion_device_canonical(struct ion_ctx *ctx, const struct ion_registry *reg,
+			   const char *path, int *ret_error);
+/* Fills view with the device's constraint, key by key, with sources. */
+int ion_device_build_view(const struct ion_device *dev, struct ion_attrs *view);
 /* Drops the registry's reference. */
 void ion_device_release(struct ion_device *dev);
 
