@@ -34,6 +34,8 @@
 
 #include <cmocka.h>
 
+#include <BufferAllocator/BufferAllocatorWrapper.h>
+
 #ifdef TEST_HAVE_LIBDRM
 #include <xf86drm.h>
 #endif
@@ -2437,13 +2439,67 @@ static void count_fd(int fd, void *data)
 	++*(int *)data;
 }
 
-static int android_child(const char *dir, unsigned int mask, int log_fd)
+/*
+ * One of Android's front doors: how a program opens it, allocates len
+ * bytes from a heap (by name or by Android id) and closes it.
+ */
+struct front_door {
+	void *(*open)(void);
+	int (*alloc)(void *door, const char *heap, unsigned int mask, size_t len); /* fd */
+	void (*close)(void *door);
+};
+
+static void *libion_open(void)
+{
+	int client = ion_open();
+
+	return client < 0 ? NULL : (void *)(intptr_t)(client + 1);
+}
+
+static int libion_alloc(void *door, const char *heap, unsigned int mask, size_t len)
+{
+	int fd = -1, r = ion_alloc_fd((int)(intptr_t)door - 1, len, 0, mask, 0, &fd);
+
+	(void)heap;
+	return r < 0 ? r : fd;
+}
+
+static void libion_close(void *door)
+{
+	ion_close((int)(intptr_t)door - 1);
+}
+
+static const struct front_door android_libion = { libion_open, libion_alloc, libion_close };
+
+static void *dmabufheap_open(void)
+{
+	return CreateDmabufHeapBufferAllocator();
+}
+
+static int dmabufheap_alloc(void *door, const char *heap, unsigned int mask, size_t len)
+{
+	(void)mask;
+	return DmabufHeapAlloc2(door, heap, len, 0);
+}
+
+static void dmabufheap_close(void *door)
+{
+	FreeDmabufHeapBufferAllocator(door);
+}
+
+static const struct front_door android_dmabufheap = {
+	dmabufheap_open, dmabufheap_alloc, dmabufheap_close
+};
+
+static int android_child(const char *dir, const struct front_door *door, const char *heap,
+			 unsigned int mask, int log_fd)
 {
 	static struct fd_ids old;
 	struct size_match pooled;
 	struct buf_id got[4];
-	int code = 0, before = 0, after = 0, client, fd[4], n = 0;
+	int code = 0, before = 0, after = 0, fd[4], n = 0;
 	struct stat st;
+	void *client;
 
 	setenv("ION_HEAPS_PATH", dir, 1);
 	setenv("ION_LOG", "debug", 1);
@@ -2451,11 +2507,11 @@ static int android_child(const char *dir, unsigned int mask, int log_fd)
 	close(log_fd);
 	each_fd(count_fd, &before);
 	each_fd(add_fd_id, &old);
-	client = ion_open();
-	if (client < 0)
+	client = door->open();
+	if (!client)
 		return ANDROID_OPEN;
 	/* The first allocation of the heap makes its pool. */
-	if (ion_alloc_fd(client, KiB(64), 0, mask, 0, &fd[0]) != 0 || fstat(fd[0], &st) < 0) {
+	if ((fd[0] = door->alloc(client, heap, mask, KiB(64))) < 0 || fstat(fd[0], &st) < 0) {
 		code |= ANDROID_ALLOC;
 		goto out;
 	}
@@ -2465,7 +2521,7 @@ static int android_child(const char *dir, unsigned int mask, int log_fd)
 		goto out;
 	}
 	for (; n < 4; n++) {
-		if (ion_alloc_fd(client, MiB(1), 0, mask, 0, &fd[n]) != 0 || fstat(fd[n], &st) < 0) {
+		if ((fd[n] = door->alloc(client, heap, mask, MiB(1))) < 0 || fstat(fd[n], &st) < 0) {
 			code |= ANDROID_ALLOC;
 			break;
 		}
@@ -2476,7 +2532,7 @@ static int android_child(const char *dir, unsigned int mask, int log_fd)
 	while (n)
 		close(fd[--n]);
 out:
-	ion_close(client);
+	door->close(client);
 	each_fd(count_fd, &after);
 	if (after != before)
 		code |= ANDROID_FDS;
@@ -2490,28 +2546,22 @@ out:
  * configuration, so ION_HEAPS_PATH is set before the first ion_open() of
  * a child, whose ION_LOG=debug log is read back.
  */
-static void test_heaps_d_pool_android(void **pstate)
+static void pool_serves(const struct state *s, const struct front_door *door, unsigned int mask)
 {
-	struct state *s = *pstate;
-	const struct ion_heap *h;
 	char dir[64], log[8192];
 	bool logged = false;
 	size_t used = 0;
 	ssize_t got;
-	int pipe_fds[2], status, code, id;
+	int pipe_fds[2], status, code;
 	pid_t pid;
 
-	assert_int_equal(ion_ctx_find_heap(s->ctx, s->heap, &h), 0);
-	id = ion_heap_get_id(h);
-	if (id < 0)
-		skip(); /* no Android id: no mask reaches it */
 	make_heaps_d(s, dir);
 	assert_int_equal(pipe2(pipe_fds, O_CLOEXEC), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		close(pipe_fds[0]);
-		_exit(android_child(dir, 1U << id, pipe_fds[1]));
+		_exit(android_child(dir, door, s->heap, mask, pipe_fds[1]));
 	}
 	close(pipe_fds[1]);
 	/* Read to the end (a full pipe would stop the child), line by line:
@@ -2556,8 +2606,28 @@ static void test_heaps_d_pool_android(void **pstate)
 	assert_int_equal(code & ANDROID_NEW, 0);
 	assert_true(logged);
 	if (code & ANDROID_FDS)
-		print_error("fds left after ion_close(): the shared context lives on\n");
+		print_error("fds left after the close: the shared context lives on\n");
 	assert_int_equal(code & ANDROID_FDS, 0);
+}
+
+static void test_heaps_d_pool_android(void **pstate)
+{
+	struct state *s = *pstate;
+	const struct ion_heap *h;
+	int id;
+
+	assert_int_equal(ion_ctx_find_heap(s->ctx, s->heap, &h), 0);
+	id = ion_heap_get_id(h);
+	if (id < 0)
+		skip(); /* no Android id: no mask reaches it */
+	pool_serves(s, &android_libion, 1U << id);
+}
+
+/* Android's current allocator, libdmabufheap's C API (libion-dmabufheap),
+ * by heap name: the same one path, so the same pool serves it. */
+static void test_heaps_d_pool_dmabufheap(void **pstate)
+{
+	pool_serves(*pstate, &android_dmabufheap, 0);
 }
 
 int main(void)
@@ -2603,6 +2673,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_keeps_only_hinted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_context_freed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_android, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heaps_d_pool_dmabufheap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_d_pool_capped, setup, teardown),
 	};
 	char **heaps = test_heap_names();
