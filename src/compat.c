@@ -286,7 +286,8 @@ ION_EXPORT int ion_alloc_fd(int fd, size_t len, size_t align,
 	return r;
 }
 
-/* Stores buf_fd under a new handle; the client owns it from here. */
+/* Takes buf_fd: stores it under a new handle, which the client owns from
+ * here, or closes it on failure. */
 static int handle_add(int fd, int buf_fd, ion_user_handle_t *ret)
 {
 	struct client *c;
@@ -312,7 +313,17 @@ static int handle_add(int fd, int buf_fd, ion_user_handle_t *ret)
 	*ret = (ion_user_handle_t)c->n_handles;
 out:
 	unlock_clients(state);
+	if (r < 0)
+		close(buf_fd);
 	return r;
+}
+
+/* The checks a handle call makes first: a client fd, an out-pointer. */
+static int handle_call_check(int fd, const ion_user_handle_t *handle)
+{
+	int r = client_check(fd);
+
+	return r < 0 ? r : handle ? 0 : -EINVAL;
 }
 
 /* Called with the lock held: where a live handle keeps its fd, or NULL. */
@@ -353,18 +364,10 @@ ION_EXPORT int ion_alloc(int fd, size_t len, size_t align,
 {
 	int buf_fd, r;
 
-	r = client_check(fd);
-	if (r < 0)
-		return r;
-	if (!handle)
-		return -EINVAL;
-	r = ion_alloc_fd(fd, len, align, heap_mask, flags, &buf_fd);
-	if (r < 0)
-		return r;
-	r = handle_add(fd, buf_fd, handle);
-	if (r < 0)
-		close(buf_fd);
-	return r;
+	r = handle_call_check(fd, handle);
+	if (r == 0)
+		r = ion_alloc_fd(fd, len, align, heap_mask, flags, &buf_fd);
+	return r < 0 ? r : handle_add(fd, buf_fd, handle);
 }
 
 ION_EXPORT int ion_free(int fd, ion_user_handle_t handle)
@@ -507,11 +510,9 @@ ION_EXPORT int ion_import(int fd, int share_fd, ion_user_handle_t *handle)
 {
 	int buf_fd, r;
 
-	r = client_check(fd);
+	r = handle_call_check(fd, handle);
 	if (r < 0)
 		return r;
-	if (!handle)
-		return -EINVAL;
 	if (share_fd < 0)
 		return -EBADF;
 	r = check_importable(share_fd);
@@ -520,10 +521,7 @@ ION_EXPORT int ion_import(int fd, int share_fd, ion_user_handle_t *handle)
 	buf_fd = fcntl(share_fd, F_DUPFD_CLOEXEC, 0);
 	if (buf_fd < 0)
 		return neg_errno();
-	r = handle_add(fd, buf_fd, handle);
-	if (r < 0)
-		close(buf_fd);
-	return r;
+	return handle_add(fd, buf_fd, handle);
 }
 
 ION_EXPORT int ion_sync_fd(int fd, int handle_fd)
