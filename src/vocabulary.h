@@ -174,6 +174,21 @@ void ion_conf_props_clear(struct ion_conf_props *props);
 /* *dst = a deep copy of *src; 0 or -ENOMEM (*dst untouched). */
 int ion_conf_props_copy(struct ion_conf_props *dst, const struct ion_conf_props *src);
 
+/*
+ * What one device needs of a buffer's memory: heaps.d's device keys
+ * (Heaps, Contiguous, Cache, AddressBits, Alignment, KernelMap,
+ * OwnBuffersOnly, ...), each with the source that set it.  Plain data: a
+ * device makes one (device.c), and so does a constraint set that came
+ * from another process; the solver reads it through the getters below.
+ */
+struct ion_constraint {
+	char *device;		/* who needs it, for explanations */
+	char *own_heap;		/* the device's own GEM heap (it always fits), or NULL */
+	bool prefer_uncached;	/* not DMA-coherent: uncached memory first */
+	struct ion_conf_src prefer_uncached_src;
+	struct ion_conf_props props;
+};
+
 /* ---- how a heap meets a device's requirements ---- */
 
 /* A heap as the requirements see it (the solver fills it in from the
