@@ -19,6 +19,7 @@ static const struct ionctl_cmd commands[] = {
 	{ "solve", "the heap for a set of devices, the candidates, what each excluded", ionctl_solve },
 	{ "explain", "every decision of a solve, step by step, with file:line", ionctl_explain },
 	{ "check", "validate heaps.d files", ionctl_check },
+	{ "record", "write what libion reads of this machine as a tree, or a draft board file", ionctl_record },
 	{ "alloc", "allocate, write, sync and share buffers with a child process", ionctl_alloc },
 	{ "pool", "make a pool, fill it, run buffers through it, show its statistics", ionctl_pool },
 	{ "bench", "time allocations: raw kernel call beside libion", ionctl_bench },

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <ion/ion.h>
 
@@ -22,6 +23,7 @@ int ionctl_solve(int argc, char **argv);
 int ionctl_explain(int argc, char **argv);
 int ionctl_check(int argc, char **argv);
 int ionctl_pool(int argc, char **argv);
+int ionctl_record(int argc, char **argv);
 
 /* Exit statuses: a "no" answer and runtime failures are 1, usage errors 2. */
 #define IONCTL_NO 1
@@ -54,6 +56,11 @@ void ionctl_put_devices(struct ion_device **devices, int n);
 /* CLOCK_MONOTONIC in ns; the median of n values (sorts them). */
 double ionctl_now_ns(void);
 double ionctl_median(double *values, size_t n);
+/* ionctl record: the tree (cmd-record.c), the draft board file
+ * (cmd-record-draft.c); 0, a negative errno, or 1 when the draft has
+ * said why it failed. */
+int ionctl_record_tree(FILE *out, const char *sysroot);
+int ionctl_record_draft(FILE *out);
 /* ionctl bench --pool (bench-pool.c). */
 int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 		      unsigned int rounds, unsigned int stream_s, int json);
