@@ -170,7 +170,15 @@ expect 1 "alloc for no such device" -- alloc --size 4K --for /dev/nosuch-device 
 		"alloc names the missing device"
 expect 1 "devices of no such device" -- devices /sys/devices/nosuch-device &&
 	has err '^ionctl devices: no device /sys/devices/nosuch-device: ' \
-		"devices names the missing device"
+		"devices names the missing device" &&
+	has err '^ionctl devices: the devices here:' "and lists those there are"
+# getopt's own complaints name the command; a --sysroot that is not there
+# is an error, not a machine with nothing on it.
+expect 2 "an unknown option" -- heaps --nosuch-option &&
+	has err "^ionctl heaps: unrecognized option '--nosuch-option'" "getopt's message names the command"
+expect 1 "a --sysroot that does not exist" -- --sysroot /nonexistent/root heaps &&
+	has err '^ionctl heaps: --sysroot /nonexistent/root: No such file or directory$' \
+		"a missing sysroot is said"
 # --constraints: another process's, the DEVICEs left out.  Heaps=nosuch
 # excludes every heap, and memfd is out for any device: each verdict is
 # the remote device's.

@@ -84,6 +84,13 @@ else
 	passed=$((passed + 1))
 	echo "ok: serial numbers, MAC addresses and /chosen stay out"
 fi
+# A device name with a typo: ionctl lists the devices the tree has.
+if "$ionctl" --sysroot "$tmp/qemu-q35-a" solve vide0 >/dev/null 2>"$tmp/err" ||
+	! grep -q '^ionctl solve: the devices here: .*video0 (/dev/video0)' "$tmp/err"; then
+	failed=$((failed + 1)); echo "FAIL: no device lists the devices:" >&2; cat "$tmp/err" >&2
+else
+	passed=$((passed + 1)); echo "ok: a missing device's message lists those there are"
+fi
 # Errors: a sysroot that does not exist, an output that cannot be made.
 if "$ionctl" --sysroot "$tmp/nosuch" record >/dev/null 2>"$tmp/err" ||
 	! grep -q 'ionctl record: --sysroot' "$tmp/err"; then

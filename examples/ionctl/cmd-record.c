@@ -480,8 +480,6 @@ int ionctl_record(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ionctl_usage_error("record", "no arguments but options");
-	if (ionctl_sysroot && access(ionctl_sysroot, F_OK) < 0)
-		return ionctl_fail("record", -errno, "--sysroot %s", ionctl_sysroot);
 	if (output && !(out = fopen(output, "we")))
 		return ionctl_fail("record", -errno, "%s", output);
 	r = draft ? ionctl_record_draft(out) : ionctl_record_tree(out, ionctl_sysroot);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ionctl.h"
 
@@ -139,6 +140,28 @@ double ionctl_median(double *values, size_t n)
 	return values[n / 2];
 }
 
+/* "no device X", and the devices there are, so that a typo is seen. */
+static void say_no_device(const char *cmd, struct ion_ctx *ctx, const char *spec, int err)
+{
+	int n = ion_ctx_get_device_count(ctx);
+
+	ionctl_fail(cmd, err, "no device %s", spec);
+	if (err != -ENODEV || n < 0)
+		return;
+	fprintf(stderr, "ionctl %s: the devices here:%s", cmd, n ? "" : " none");
+	for (int i = 0; i < n; i++) {
+		struct ion_device *dev = NULL;
+
+		if (ion_ctx_get_device_at(ctx, (unsigned int)i, &dev) == 0)
+			fprintf(stderr, " %s%s%s%s", ion_device_get_name(dev),
+				ion_device_get_devnode(dev) ? " (" : "",
+				ion_device_get_devnode(dev) ? ion_device_get_devnode(dev) : "",
+				ion_device_get_devnode(dev) ? ")" : "");
+		ion_device_unref(dev);
+	}
+	fputc('\n', stderr);
+}
+
 int ionctl_get_devices(const char *cmd, struct ion_ctx *ctx, int argc,
 		       char **argv, struct ion_device ***ret_devices)
 {
@@ -150,7 +173,7 @@ int ionctl_get_devices(const char *cmd, struct ion_ctx *ctx, int argc,
 	for (int i = 0; i < argc && r == 0; i++) {
 		r = ion_ctx_get_device(ctx, argv[i], &devices[i]);
 		if (r < 0)
-			ionctl_fail(cmd, r, "no device %s", argv[i]);
+			say_no_device(cmd, ctx, argv[i], r);
 	}
 	if (r < 0) {
 		ionctl_put_devices(devices, argc);
@@ -380,7 +403,17 @@ int main(int argc, char **argv)
 		return help(argc - 1, argv + 1);
 	if (argv[1][0] == '-')
 		return ionctl_usage_error(argv[1], "unknown option (ionctl --help lists them)");
-	if (find_command(argv[1]))
-		return find_command(argv[1])->run(argc - 1, argv + 1);
+	/* A --sysroot that is not there would read as a machine with nothing
+	 * on it, and every answer would be wrong without a word. */
+	if (ionctl_sysroot && access(ionctl_sysroot, F_OK) < 0)
+		return ionctl_fail(argv[1], -errno, "--sysroot %s", ionctl_sysroot);
+	if (find_command(argv[1])) {
+		char name[64];
+
+		/* getopt's own messages then say "ionctl heaps: ...". */
+		snprintf(name, sizeof(name), "ionctl %s", argv[1]);
+		argv[1] = name;
+		return find_command(name + 7)->run(argc - 1, argv + 1);
+	}
 	return ionctl_usage_error(argv[1], "unknown command (ionctl --help lists them)");
 }
