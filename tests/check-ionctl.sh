@@ -3,10 +3,13 @@
 #
 # ionctl's behaviour and exit statuses (0 success, 1 a runtime failure or
 # a "no", 2 a usage error), on whatever heaps this machine has.
-# Usage: check-ionctl.sh IONCTL VERSION
+# Usage: check-ionctl.sh IONCTL VERSION SCHEMA PYTHON (PYTHON: one with
+# the jsonschema module, which every --json output is validated with)
 set -u
 ionctl=$1
 version=$2
+schema=$3
+python=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -41,13 +44,18 @@ has() {
 	fi
 }
 
-# json EXPR DESCRIPTION: $tmp/out parses as JSON and the Python
-# expression EXPR (over `d`) is true.
+# json EXPR DESCRIPTION: $tmp/out parses as JSON, is valid by
+# ionctl.schema.json, and the Python expression EXPR (over `d`) is true.
 json() {
 	checks=$((checks + 1))
-	if ! python3 -c 'import json, sys
+	if ! "$python" -c 'import json, sys, jsonschema
 d = json.load(open(sys.argv[1]))
-sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$1"; then
+try:
+    jsonschema.validate(d, json.load(open(sys.argv[3])))
+except jsonschema.ValidationError as e:
+    print("not as ionctl.schema.json says: %s at %s" % (e.message, list(e.absolute_path)))
+    sys.exit(1)
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$1" "$schema"; then
 		echo "FAIL: $2: $1 is not true of:" >&2
 		head -c 2000 "$tmp/out" | sed 's/^/  /' >&2
 		failures=$((failures + 1))
@@ -86,13 +94,23 @@ expect 2 "pool with malformed --hints" -- pool --hints 8y1M
 
 # ---- the heaps here
 expect 0 "heaps" -- heaps && has out '^HEAP ' "heaps prints its table"
-expect 0 "heaps --json" -- heaps --json && json 'isinstance(d, list) and len(d) > 0' "heaps --json is a list"
+expect 0 "heaps --json" -- heaps --json && json 'len(d["heaps"]) > 0' "heaps --json lists the heaps"
 cp "$tmp/out" "$tmp/heaps.json"
 heap=$(python3 -c 'import json, sys
-heaps = [h for h in json.load(open(sys.argv[1])) if h["available"]]
+heaps = [h for h in json.load(open(sys.argv[1]))["heaps"] if h["available"]]
 print(heaps[0]["name"] if heaps else "")' "$tmp/heaps.json")
 [ -n "$heap" ] || { echo "FAIL: no available heap here" >&2; exit 1; }
 echo "an available heap: $heap"
+
+# Valid JSON whatever the bytes of a name: a heaps.d folder whose name
+# holds a control byte, DEL, a byte of no UTF-8 and a real UTF-8 letter
+# comes back in each heap attribute's source.
+odd=$(printf '%s/odd-\001-\177-\377-\303\050-\303\251' "$tmp")
+mkdir "$odd" && printf '[Heap %s]\nAliases = odd\n' "$heap" >"$odd/60-odd.conf"
+expect 0 "heaps --json with odd bytes in a source" -- --config-dir "$odd" heaps --json &&
+	json 'any("odd-\x01-\x7f-\xff-\xc3(-\xe9/60-odd.conf" in a["source"]
+	          for h in d["heaps"] for a in h["attributes"])' \
+		"every byte of a source comes back as a JSON string"
 
 # ---- --heap nosuch names the heaps that exist
 for cmd in "alloc --size 4K" "pool" "bench" "bench --pool"; do
@@ -158,7 +176,7 @@ expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --si
 		"bench --pool --json: the stream's p50, p99, hits and misses"
 
 # ---- devices, solve, check
-expect 0 "devices --json" -- devices --json && json 'isinstance(d, list)' "devices --json is a list"
+expect 0 "devices --json" -- devices --json && json 'isinstance(d["devices"], list)' "devices --json lists the devices"
 # A device that does not exist: -ENODEV, said with the path asked for
 # (the library logs it only at debug priority: it is no error to a
 # caller that probes).

@@ -336,7 +336,8 @@ static void print_solve(int json, unsigned int n_devices, double context_ns,
 		pool99 = ionctl_pct(l->pooled, l->n_pooled, 99);
 	}
 	if (json) {
-		printf("{\"devices\": %u, \"context_ns\": %.0f, \"solve_ns\": {\"1\": %.1f, "
+		ionctl_json_begin("bench");
+		printf(", \"mode\": \"solve\", \"devices\": %u, \"context_ns\": %.0f, \"solve_ns\": {\"1\": %.1f, "
 		       "\"4\": %.1f, \"16\": %.1f}, \"alloc_ratio\": ",
 		       n_devices, context_ns, solve_ns[0], solve_ns[1], solve_ns[2]);
 		if (ra == 0)

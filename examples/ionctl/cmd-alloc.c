@@ -235,8 +235,10 @@ int ionctl_alloc(int argc, char **argv)
 		ion_ctx_unref(ctx);
 		return IONCTL_NO;
 	}
-	if (json)
-		printf("{\"buffers\": [");
+	if (json) {
+		ionctl_json_begin("alloc");
+		printf(", \"buffers\": [");
+	}
 	for (size_t i = 0; i < count && r == 0; i++) {
 		unsigned int seed = (unsigned int)i * 31 + 7;
 		size_t size = 0;
@@ -266,8 +268,10 @@ int ionctl_alloc(int argc, char **argv)
 			ionctl_fail("alloc", r, "buffer %zu from %s", i, ion_heap_get_name(heap));
 		report(json, i, heap, len, size, pid, r);
 	}
-	if (json)
-		printf("\n]}\n");
+	if (json) {
+		printf("\n]");
+		ionctl_json_end();
+	}
 	ion_solution_unref(sol);
 	ion_ctx_unref(ctx);
 	return r < 0 ? IONCTL_NO : 0;

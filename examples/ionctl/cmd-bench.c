@@ -361,9 +361,10 @@ int ionctl_bench(int argc, char **argv)
 		ion_ctx_unref(ctx);
 		return ionctl_fail("bench", b.client, "ion_open");
 	}
-	if (json)
-		printf("{\"rows\": [");
-	else
+	if (json) {
+		ionctl_json_begin("bench");
+		printf(", \"mode\": \"raw\", \"rows\": [");
+	} else
 		printf("%-22s %-9s %-11s %5s %14s %14s %7s %14s %7s\n", "HEAP", "BACKEND",
 		       "RAW CALL", "SIZE", "raw ns/call", "ion_alloc_fd", "ratio", "ion_ctx_alloc",
 		       "ratio");

@@ -135,7 +135,8 @@ static void print_json(struct ion_ctx *ctx, const struct solve_args *a,
 	int n = ion_solution_get_heap_count(sol);
 	int nr = ion_solution_get_rejection_count(sol);
 
-	printf("{\"heap\": ");
+	ionctl_json_begin("solve");
+	printf(", \"heap\": ");
 	ionctl_json_string(n > 0 ? ion_heap_get_name(ion_solution_get_heap(sol, 0)) : NULL);
 	printf(", \"size\": %zu, \"candidates\": [", ion_solution_get_size(sol));
 	for (int i = 0; i < n; i++) {
@@ -172,7 +173,8 @@ static void print_json(struct ion_ctx *ctx, const struct solve_args *a,
 		ionctl_json_string(reason);
 		putchar('}');
 	}
-	printf("]}\n");
+	putchar(']');
+	ionctl_json_end();
 }
 
 static void print_text(const struct ion_solution *sol)

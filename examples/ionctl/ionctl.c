@@ -89,20 +89,42 @@ int ionctl_usage_error(const char *cmd, const char *format, ...)
 	return IONCTL_USAGE;
 }
 
+/* The length of the UTF-8 sequence at s, or 0 when it is none (a stray
+ * continuation byte, a truncated or overlong sequence, a surrogate). */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+
+	if (s[0] >= 0xf8 || (s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* Valid JSON whatever the bytes: controls, DEL and bytes of no UTF-8
+ * sequence become \u00XX (the byte's value as a code point). */
 void ionctl_json_string(const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+
 	if (!s) {
 		fputs("null", stdout);
 		return;
 	}
 	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
+	while (*p) {
+		size_t n = *p >= 0x80 ? utf8_len(p) : 1;
+
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f || n == 0)
+			printf("\\u%04x", *p);
 		else
-			putchar(*s);
+			fwrite(p, 1, n, stdout);
+		p += n ? n : 1;
 	}
 	putchar('"');
 }
@@ -226,6 +248,17 @@ int ionctl_fail(const char *cmd, int err, const char *format, ...)
 		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
 	fputc('\n', stderr);
 	return 1;
+}
+
+void ionctl_json_begin(const char *cmd)
+{
+	printf("{\"version\": %d, \"command\": ", IONCTL_JSON_VERSION);
+	ionctl_json_string(cmd);
+}
+
+void ionctl_json_end(void)
+{
+	printf("}\n");
 }
 
 struct ion_ctx *ionctl_ctx_new(const char *cmd)

@@ -41,6 +41,15 @@ struct ion_ctx *ionctl_ctx_new(const char *cmd);
 /* The global options, for subcommands that make contexts of their own. */
 extern const char *ionctl_sysroot;
 extern const char *ionctl_config_dir;
+/*
+ * Every --json output is one object, described by ionctl.schema.json:
+ * {"version": IONCTL_JSON_VERSION, "command": "heaps", ...}.
+ * ionctl_json_begin() prints it up to the command's name, the command
+ * adds its keys (each after ", "), ionctl_json_end() closes it.
+ */
+#define IONCTL_JSON_VERSION 1
+void ionctl_json_begin(const char *cmd);
+void ionctl_json_end(void);
 /* A JSON string (or null), escaped. */
 void ionctl_json_string(const char *s);
 /* {"key": ..., "value": ..., "source": ...}, after ", " unless index is 0. */
