@@ -12,4 +12,5 @@ static gboolean gst_ion_plugin_init(GstPlugin *plugin)
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, ion,
 		  "dma-buf buffers from libion, solved for the devices of a pipeline",
 		  gst_ion_plugin_init, GST_ION_VERSION, "MIT/X11", "libion",
-		  "https://github.com/libion/libion")
+		  /* The project publishes no address yet: GStreamer's own words. */
+		  "Unknown package origin")

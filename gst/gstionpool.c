@@ -32,6 +32,9 @@ struct _GstIonPool {
 	/* Under the object lock: */
 	char *devices, *heap, *chosen_heap, *chosen_devices;
 	struct ion_ctx *ctx;
+	/* The last ALLOCATION query went unanswered, with an element error:
+	 * buffers of another pool are refused rather than passed on. */
+	gint refused;
 };
 
 G_DEFINE_TYPE(GstIonPool, gst_ion_pool, GST_TYPE_BASE_TRANSFORM)
@@ -137,6 +140,7 @@ static gboolean gst_ion_pool_propose_allocation(GstBaseTransform *trans, GstQuer
 		min = MAX(min, down_min);
 	}
 	size = info.size;
+	g_atomic_int_set(&self->refused, 1);
 	request = gst_ion_pool_request(self);
 	if (!request)
 		return FALSE;
@@ -159,6 +163,7 @@ static gboolean gst_ion_pool_propose_allocation(GstBaseTransform *trans, GstQuer
 		gst_ion_request_free(request);
 		return FALSE;
 	}
+	g_atomic_int_set(&self->refused, 0);
 	gst_ion_pool_set_chosen(self, GST_ION_BUFFER_POOL(pool), request);
 	allocator = gst_ion_buffer_pool_get_allocator(GST_ION_BUFFER_POOL(pool));
 	gst_ion_pool_answer(query, pool, size, min, allocator);
@@ -170,7 +175,9 @@ static gboolean gst_ion_pool_propose_allocation(GstBaseTransform *trans, GstQuer
 
 static GstFlowReturn gst_ion_pool_transform_ip(GstBaseTransform *trans, GstBuffer *buffer)
 {
-	return GST_FLOW_OK;
+	GstIonPool *self = GST_ION_POOL(trans);
+
+	return g_atomic_int_get(&self->refused) ? GST_FLOW_ERROR : GST_FLOW_OK;
 }
 
 static void gst_ion_pool_set_property(GObject *object, guint id, const GValue *value,

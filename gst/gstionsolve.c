@@ -153,8 +153,9 @@ int gst_ion_request_solve(const GstIonRequest *request, gsize size, GstObject *l
 		ret = -ENODEV;
 	}
 	if (ret >= 0) {
-		GST_INFO_OBJECT(log_object, "heap %s chosen for [%s], %zu bytes a buffer",
-				ion_heap_get_name(ion_solution_get_heap(solution, 0)), names,
+		GST_INFO_OBJECT(log_object, "heap %s %s for [%s], %zu bytes a buffer",
+				ion_heap_get_name(ion_solution_get_heap(solution, 0)),
+				request->heap ? "forced" : "chosen", names,
 				ion_solution_get_size(solution));
 		*ret_solution = solution;
 	}
