@@ -4,8 +4,9 @@
  * GStreamer's own elements, as gst-launch-1.0 would run them
  * (gst_parse_launch), with the checks gst-launch cannot make:
  *
- *  test-gst [--heap H] --expect-heap H [--expect-devices D] [--frames N] testsrc
- *      videotestsrc num-buffers=N ! ionpool ! fakesink
+ *  test-gst [--heap H] [--devices D] --expect-heap H [--expect-devices D]
+ *           [--frames N] testsrc
+ *      videotestsrc num-buffers=N ! ionpool [heap=H] [devices=D] ! fakesink
  *  test-gst [--heap H] --expect-heap H [--expect-devices D] [--frames N] camera
  *      v4l2src device=/dev/video0 io-mode=dmabuf-import num-buffers=N
  *      ! video/x-raw,format=BGRx,width=640,height=480 ! ionpool
@@ -132,10 +133,11 @@ static GstPadProbeReturn check_buffer(GstPad *pad, GstPadProbeInfo *info, gpoint
 	return GST_PAD_PROBE_OK;
 }
 
-static char *pipeline_text(const char *kind, const char *heap)
+static char *pipeline_text(const char *kind, const char *heap, const char *devices)
 {
-	char *ion = heap ? g_strdup_printf("ionpool name=ion heap=%s", heap)
-			 : g_strdup("ionpool name=ion");
+	char *ion = g_strdup_printf("ionpool name=ion%s%s%s%s", heap ? " heap=" : "",
+				    heap ? heap : "", devices ? " devices=" : "",
+				    devices ? devices : "");
 	char *text = NULL;
 
 	if (strcmp(kind, "testsrc") == 0)
@@ -254,6 +256,7 @@ int main(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "heap", required_argument, NULL, 'h' },
+		{ "devices", required_argument, NULL, 'D' },
 		{ "expect-heap", required_argument, NULL, 'e' },
 		{ "expect-devices", required_argument, NULL, 'd' },
 		{ "expect-error", required_argument, NULL, 'x' },
@@ -262,7 +265,7 @@ int main(int argc, char **argv)
 		{ 0 }
 	};
 	GPtrArray *plugins = g_ptr_array_new();
-	const char *heap = NULL;
+	const char *heap = NULL, *devices = NULL;
 	GstElement *pipeline, *sink;
 	GError *error = NULL;
 	GstPad *pad;
@@ -275,6 +278,7 @@ int main(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
 		case 'h': heap = optarg; break;
+		case 'D': devices = optarg; break;
 		case 'e': run.expect_heap = optarg; break;
 		case 'd': run.expect_devices = optarg; break;
 		case 'x': run.expect_error = errno_text(optarg); break;
@@ -283,9 +287,9 @@ int main(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if (optind + 1 != argc || !(text = pipeline_text(argv[optind], heap)) ||
+	if (optind + 1 != argc || !(text = pipeline_text(argv[optind], heap, devices)) ||
 	    (!run.expect_heap && !(run.expect_heap = heap))) {
-		fprintf(stderr, "usage: test-gst [--heap H] [--expect-heap H] [--expect-devices D] "
+		fprintf(stderr, "usage: test-gst [--heap H] [--devices D] [--expect-heap H] [--expect-devices D] "
 			"[--expect-error TEXT] [--frames N] [--plugin FILE]... testsrc|camera\n");
 		return 2;
 	}
