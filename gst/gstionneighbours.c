@@ -103,6 +103,30 @@ static GstPad *gst_ion_through(GstElement *element, gboolean upstream)
 	return pad;
 }
 
+/* pad's peer, through ghost pads: into a bin (the ghost pad's target)
+ * and out of one (the ghost pad's own peer). */
+static GstPad *gst_ion_peer(GstPad *pad)
+{
+	GstPad *peer = gst_pad_get_peer(pad);
+
+	for (int depth = 0; peer && depth < GST_ION_NEIGHBOURS_DEPTH; depth++) {
+		GstPad *next, *ghost;
+
+		if (GST_IS_GHOST_PAD(peer)) {
+			next = gst_ghost_pad_get_target(GST_GHOST_PAD(peer));
+		} else if (GST_IS_PROXY_PAD(peer) &&
+			   (ghost = GST_PAD(gst_proxy_pad_get_internal(GST_PROXY_PAD(peer))))) {
+			next = GST_IS_GHOST_PAD(ghost) ? gst_pad_get_peer(ghost) : NULL;
+			gst_object_unref(ghost);
+		} else {
+			break;
+		}
+		gst_object_unref(peer);
+		peer = next;
+	}
+	return peer;
+}
+
 gboolean gst_ion_neighbours_add(GstIonRequest *request, GstPad *pad, GstObject *log_object)
 {
 	GstPadDirection direction = GST_PAD_DIRECTION(pad);
@@ -110,7 +134,7 @@ gboolean gst_ion_neighbours_add(GstIonRequest *request, GstPad *pad, GstObject *
 	GstPad *here = gst_object_ref(pad);
 
 	for (int depth = 0; here && !added && depth < GST_ION_NEIGHBOURS_DEPTH; depth++) {
-		GstPad *peer = gst_pad_get_peer(here);
+		GstPad *peer = gst_ion_peer(here);
 		GstElement *element = peer ? gst_pad_get_parent_element(peer) : NULL;
 		char *spec = element ? gst_ion_element_device(request->ctx, element) : NULL;
 

@@ -2,7 +2,8 @@
 /*
  * The devices of the elements around ionpool: upstream's and downstream's
  * nearest element that names one (v4l2src's "device", kmssink's "fd" or
- * "driver-name"), through elements that name none (capsfilter, queue).
+ * "driver-name"), through elements that name none (capsfilter, queue)
+ * and into and out of bins (autovideosink, a bin of the application).
  */
 #ifndef GST_ION_NEIGHBOURS_H
 #define GST_ION_NEIGHBOURS_H

@@ -12,6 +12,8 @@
  *      ! video/x-raw,format=BGRx,width=640,height=480 ! ionpool
  *      ! kmssink driver-name=vkms force-modesetting=true
  *  test-gst --heap system --expect-error EFAULT camera
+ *  test-gst ... camera-bin
+ *      the same with "bin. ( queue ! kmssink ... )": a sink inside a bin
  *
  * Every buffer that reaches the sink must be GstDmaBufMemory of the
  * plugin's allocator, from the expected heap (the qdata the allocator
@@ -149,6 +151,12 @@ static char *pipeline_text(const char *kind, const char *heap, const char *devic
 				       "num-buffers=%d ! video/x-raw,format=BGRx,width=640,"
 				       "height=480 ! %s ! kmssink name=sink driver-name=vkms "
 				       "force-modesetting=true", run.frames, ion);
+	else if (strcmp(kind, "camera-bin") == 0)
+		/* kmssink inside a bin, behind a queue: found through both. */
+		text = g_strdup_printf("v4l2src device=/dev/video0 io-mode=dmabuf-import "
+				       "num-buffers=%d ! video/x-raw,format=BGRx,width=640,"
+				       "height=480 ! %s ! bin. ( queue ! kmssink name=sink "
+				       "driver-name=vkms force-modesetting=true )", run.frames, ion);
 	g_free(ion);
 	return text;
 }
@@ -206,7 +214,7 @@ static void check_result(GstElement *pipeline, const char *kind, gboolean eos, i
 		if (!eos || frames != run.frames)
 			fail("%d frames and %s, not %d frames and EOS", frames,
 			     eos ? "EOS" : "no EOS", run.frames);
-		if (strcmp(kind, "camera") == 0) {
+		if (g_str_has_prefix(kind, "camera")) {
 			printf("kmssink: %d dma-bufs imported (framebuffers made), %d reused, "
 			       "%d frames copied\n", run.imports, run.cached, run.copies);
 			if (run.imports == 0 || run.copies != 0)
@@ -290,7 +298,7 @@ int main(int argc, char **argv)
 	if (optind + 1 != argc || !(text = pipeline_text(argv[optind], heap, devices)) ||
 	    (!run.expect_heap && !(run.expect_heap = heap))) {
 		fprintf(stderr, "usage: test-gst [--heap H] [--devices D] [--expect-heap H] [--expect-devices D] "
-			"[--expect-error TEXT] [--frames N] [--plugin FILE]... testsrc|camera\n");
+			"[--expect-error TEXT] [--frames N] [--plugin FILE]... testsrc|camera|camera-bin\n");
 		return 2;
 	}
 	gst_init(NULL, NULL);
