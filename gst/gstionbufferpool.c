@@ -67,6 +67,13 @@ static gboolean gst_ion_buffer_pool_set_config(GstBufferPool *pool, GstStructure
 		GST_WARNING_OBJECT(pool, "no video caps in the configuration");
 		return FALSE;
 	}
+	/* The video pool pads frames to the alignment asked: solve for that. */
+	if (gst_buffer_pool_config_has_option(config, GST_BUFFER_POOL_OPTION_VIDEO_ALIGNMENT)) {
+		GstVideoAlignment align;
+
+		if (gst_buffer_pool_config_get_video_alignment(config, &align))
+			gst_video_info_align(&info, &align);
+	}
 	if (info.size > size)
 		size = info.size;
 	/* A dma-buf starts at the frame: no prefix, no padding. */
