@@ -17,7 +17,9 @@
  *
  * Every buffer that reaches the sink must be GstDmaBufMemory of the
  * plugin's allocator, from the expected heap (the qdata the allocator
- * puts on each memory), and ionpool's chosen-heap (and chosen-devices)
+ * puts on each memory, and the exporter the kernel names in the fd's
+ * fdinfo, where it names one: a DMA-BUF heap's buffer carries the heap's
+ * name), and ionpool's chosen-heap (and chosen-devices)
  * must say the same; N buffers must arrive, then EOS.  With kmssink, it
  * must have imported the dma-bufs (its "setting KMS mem ... to DMABuf mem"
  * log lines) and copied no frame (GST_PERFORMANCE's "frame copy").  With
@@ -109,6 +111,23 @@ static void setup_log(void)
 	gst_debug_set_threshold_from_string("ion*:4,kmssink:6,GST_PERFORMANCE:4,v4l2*:1", TRUE);
 }
 
+/* The exporter the kernel names for a dma-buf fd (a DMA-BUF heap's own
+ * name), or NULL: not a dma-buf (a memfd), or no fdinfo. */
+static char *kernel_exporter(int fd)
+{
+	char *path = g_strdup_printf("/proc/self/fdinfo/%d", fd), *text = NULL, *name = NULL;
+
+	if (g_file_get_contents(path, &text, NULL, NULL)) {
+		char *line = strstr(text, "exp_name:");
+
+		if (line)
+			name = g_strstrip(g_strndup(line + 9, strcspn(line + 9, "\n")));
+	}
+	g_free(text);
+	g_free(path);
+	return name;
+}
+
 /* Each buffer at the sink: dma-buf memory of our allocator, from the heap. */
 static GstPadProbeReturn check_buffer(GstPad *pad, GstPadProbeInfo *info, gpointer data)
 {
@@ -116,6 +135,7 @@ static GstPadProbeReturn check_buffer(GstPad *pad, GstPadProbeInfo *info, gpoint
 	GstMemory *memory = gst_buffer_peek_memory(buffer, 0);
 	const char *allocator, *heap;
 	int frame = ++*(int *)data;
+	char *exporter;
 
 	if (!memory || !gst_is_dmabuf_memory(memory)) {
 		fail("frame %d: not dma-buf memory", frame);
@@ -128,10 +148,18 @@ static GstPadProbeReturn check_buffer(GstPad *pad, GstPadProbeInfo *info, gpoint
 		fail("frame %d: memory of %s, not of GstIonAllocator", frame, allocator);
 	else if (g_strcmp0(heap, run.expect_heap) != 0)
 		fail("frame %d: from heap %s, not %s", frame, heap, run.expect_heap);
+	/* The kernel's word too, where it has one: a heap's dma-buf says
+	 * which heap exported it. */
+	exporter = kernel_exporter(gst_dmabuf_memory_get_fd(memory));
+	if (exporter && g_strcmp0(exporter, run.expect_heap) != 0)
+		fail("frame %d: the kernel says %s exported it, not %s", frame, exporter,
+		     run.expect_heap);
 	if (frame == 1)
-		printf("frame 1 at the sink: GstDmaBufMemory fd %d of %s, heap %s, %zu bytes\n",
-		       gst_dmabuf_memory_get_fd(memory), allocator, heap,
-		       gst_buffer_get_size(buffer));
+		printf("frame 1 at the sink: GstDmaBufMemory fd %d of %s, heap %s, %zu bytes; "
+		       "the kernel's exporter: %s\n", gst_dmabuf_memory_get_fd(memory),
+		       allocator, heap, gst_buffer_get_size(buffer),
+		       exporter ? exporter : "none (no dma-buf)");
+	g_free(exporter);
 	return GST_PAD_PROBE_OK;
 }
 
