@@ -116,6 +116,20 @@ static void gst_ion_pool_set_chosen(GstIonPool *self, GstIonBufferPool *pool,
 	g_object_notify(G_OBJECT(self), "chosen-heap");
 }
 
+/* The element error for a request the solver could not serve. */
+static void gst_ion_pool_post_unsolved(GstIonPool *self, const GstIonRequest *request)
+{
+	char *names = gst_ion_request_describe(request);
+
+	if (request->heap)
+		GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
+				  ("no heap %s to allocate from", request->heap), (NULL));
+	else
+		GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT, ("no heap serves [%s]", names),
+				  ("the solver's reasons are logged by ionsolve"));
+	g_free(names);
+}
+
 static gboolean gst_ion_pool_propose_allocation(GstBaseTransform *trans, GstQuery *decide_query,
 						GstQuery *query)
 {
@@ -149,16 +163,7 @@ static gboolean gst_ion_pool_propose_allocation(GstBaseTransform *trans, GstQuer
 	gst_buffer_pool_config_set_params(config, caps, size, min, 0);
 	gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
 	if (!gst_buffer_pool_set_config(pool, config)) {
-		char *names = gst_ion_request_describe(request);
-
-		if (request->heap)
-			GST_ELEMENT_ERROR(self, RESOURCE, NOT_FOUND,
-					  ("no heap %s to allocate from", request->heap), (NULL));
-		else
-			GST_ELEMENT_ERROR(self, RESOURCE, NO_SPACE_LEFT,
-					  ("no heap serves [%s]", names),
-					  ("the solver's reasons are logged by ionsolve"));
-		g_free(names);
+		gst_ion_pool_post_unsolved(self, request);
 		gst_object_unref(pool);
 		gst_ion_request_free(request);
 		return FALSE;
