@@ -287,14 +287,22 @@ static int read_ram_bits(struct ion_ctx *ctx, struct ion_registry *reg)
  * CMA area for a CMA heap, else half of memory, the rule of Android ION's
  * system heap.  A board file's MaxSize has the last word.
  */
-static uint64_t default_max_len(const struct ion_registry *reg, const struct ion_heap *h)
+static uint64_t default_max_len(const struct ion_registry *reg, const struct ion_heap *h,
+				const char **ret_why)
 {
 	uint64_t half = reg->mem_total ? reg->mem_total / 2 : UINT64_MAX;
 
+	*ret_why = "half of memory, Android ION's rule";
+	if (h->max_len && h->max_len < half) {
+		*ret_why = "the kernel's limit";
+		return h->max_len;
+	}
 	if (h->max_len)
-		return h->max_len < half ? h->max_len : half;
-	if ((h->type == ION_HEAP_TYPE_DMA || ion_is_cma_name(h->kernel_name)) && reg->cma_total)
+		return half;
+	if ((h->type == ION_HEAP_TYPE_DMA || ion_is_cma_name(h->kernel_name)) && reg->cma_total) {
+		*ret_why = "the CMA area, CmaTotal";
 		return reg->cma_total;
+	}
 	return half;
 }
 
@@ -370,6 +378,7 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 	const struct ion_pool_hint *hints;
 	struct ion_conf_props props = { 0 };
 	enum ion_cache_mode cache;
+	const char *why;
 	char *const *aliases;
 	bool cpu_access;
 	size_t n;
@@ -381,7 +390,8 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 	if (!h->address_bits || h->address_bits > reg->ram_bits)
 		h->address_bits = reg->ram_bits;
 	h->alignment = ion_page_size();
-	h->max_len = default_max_len(reg, h);
+	h->max_len = default_max_len(reg, h, &why);
+	h->max_len_why = strdup(why); /* NULL without memory: the words go */
 	if (!reg->conf)
 		return 0;
 	if (heap_sections(reg, h, &props) < 0) {
@@ -410,8 +420,15 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 		h->alignment = (size_t)u;
 	if (ion_props_get_int(&props, ION_KEY_PREFERENCE, &i))
 		h->preference = (int)i;
-	if (ion_props_get_uint(&props, ION_KEY_MAX_SIZE, &u))
+	if (ion_props_get_uint(&props, ION_KEY_MAX_SIZE, &u)) {
+		struct ion_conf_src src = { 0 };
+
 		h->max_len = u;
+		ion_props_get_src(&props, ION_KEY_MAX_SIZE, &src);
+		free(h->max_len_why);
+		if (asprintf(&h->max_len_why, "MaxSize, %s:%u", src.file ? src.file : "?", src.line) < 0)
+			h->max_len_why = NULL;
+	}
 	if (ion_props_get_pool(&props, ION_KEY_POOL, &hints, &n) && n) {
 		h->pool_hints = malloc(n * sizeof(*h->pool_hints));
 		if (!h->pool_hints)

@@ -143,6 +143,7 @@ static void heap_free(struct ion_heap *h)
 	free(h->node);
 	free(h->reason);
 	free(h->memory_key);
+	free(h->max_len_why);
 	free(h->sysfs_device);
 	free(h->pool_hints);
 	ion_attrs_clear(&h->attrs);

@@ -127,6 +127,10 @@ static const char *src_text(const struct ion_constraint *c, enum ion_conf_key ke
 	return buf;
 }
 
+/* " (what says so)" after a heap's largest length, or nothing. */
+#define MAX_WHY(h) (h)->max_len_why ? " (" : "", (h)->max_len_why ? (h)->max_len_why : "", \
+		   (h)->max_len_why ? ")" : ""
+
 /* A rejection's verdict: 1 (out), or -ENOMEM from recording why. */
 #define OUT(...) ({ int _r = reject(__VA_ARGS__); _r < 0 ? _r : 1; })
 #define WHERE(key) src_text(c, key, where, sizeof(where))
@@ -208,8 +212,8 @@ static int check_request(const struct ion_heap *h, const struct ion_request *req
 		return OUT(rej, h, NULL, "unavailable: %s",
 			   h->reason ? h->reason : strerror(-h->error));
 	if (too_long(h, req))
-		return OUT(rej, h, NULL, "%s can never give %zu bytes: at most %llu", h->name,
-			   req->len, (unsigned long long)h->max_len);
+		return OUT(rej, h, NULL, "%s can never give %zu bytes: at most %llu%s%s%s", h->name,
+			   req->len, (unsigned long long)h->max_len, MAX_WHY(h));
 	if (named)
 		return 0; /* the caller chose it: what it is does not matter */
 	if ((h->props & ION_HEAP_PROP_PROTECTED) && !req->no_cpu_access)
@@ -251,8 +255,8 @@ static int solve_mask(const struct ion_registry *reg, const struct ion_request *
 		if (chosen)
 			continue;
 		if (!h->error && h->id >= 0 && (req->heap_mask & (1U << h->id)) && too_long(h, req))
-			r = reject(rej, h, NULL, "%s can never give %zu bytes: at most %llu",
-				   h->name, req->len, (unsigned long long)h->max_len);
+			r = reject(rej, h, NULL, "%s can never give %zu bytes: at most %llu%s%s%s",
+				   h->name, req->len, (unsigned long long)h->max_len, MAX_WHY(h));
 		else if (h->error)
 			r = reject(rej, h, NULL, "unavailable: %s", h->reason ? h->reason : strerror(-h->error));
 		else if (h->id < 0)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# ionctl record round-trips: each board's fake tree, built, recorded
+# ionctl record round-trips (and, on those trees, a few answers of ionctl
+# that need a board): each board's fake tree, built, recorded
 # through --sysroot and built again from the recording, gives the same
 # `ionctl devices --json` (every device, constraint, source and fact),
 # `heaps --json` and `solve` for every pair of devices, read with the
@@ -90,6 +91,15 @@ if "$ionctl" --sysroot "$tmp/qemu-q35-a" solve vide0 >/dev/null 2>"$tmp/err" ||
 	failed=$((failed + 1)); echo "FAIL: no device lists the devices:" >&2; cat "$tmp/err" >&2
 else
 	passed=$((passed + 1)); echo "ok: a missing device's message lists those there are"
+fi
+# A length past a heap's MaxSize: the refusal names the board file's line.
+line=$(grep -n '^MaxSize = ' "$heaps_d/50-qemu-q35.conf" | head -n 1 | cut -d: -f1)
+if "$ionctl" --sysroot "$tmp/qemu-q35-a" --config-dir "$heaps_d" alloc --size 100M \
+	--heap reserved >/dev/null 2>"$tmp/err" ||
+	! grep -q "^ionctl alloc: reserved can never give 104857600 bytes: at most 67108864 (MaxSize, .*/50-qemu-q35.conf:$line)\$" "$tmp/err"; then
+	failed=$((failed + 1)); echo "FAIL: a MaxSize refusal without its file:line:" >&2; cat "$tmp/err" >&2
+else
+	passed=$((passed + 1)); echo "ok: a MaxSize refusal names 50-qemu-q35.conf:$line"
 fi
 # Errors: a sysroot that does not exist, an output that cannot be made.
 if "$ionctl" --sysroot "$tmp/nosuch" record >/dev/null 2>"$tmp/err" ||
