@@ -175,6 +175,19 @@ expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --si
 	      d["stream"]["stream_hits"] + d["stream"]["stream_misses"] == 60)' \
 		"bench --pool --json: the stream's p50, p99, hits and misses"
 
+# Progress: on a terminal's stderr only (script(1) gives it one).
+if command -v script >/dev/null; then
+	IONCTL_PROGRESS_AFTER=0 script -qec "'$ionctl' bench --solve --devices 16 --rounds 1" \
+		/dev/null >"$tmp/out" 2>&1
+	has out 'ionctl bench: --solve, 4 devices\.\.\.' "bench shows progress on a terminal"
+	IONCTL_PROGRESS_AFTER=0 "$ionctl" bench --solve --devices 16 --rounds 1 >/dev/null 2>"$tmp/err"
+	checks=$((checks + 1))
+	if grep -q 'ionctl bench: --solve,' "$tmp/err"; then
+		echo "FAIL: progress where stderr is no terminal" >&2
+		failures=$((failures + 1))
+	fi
+fi
+
 # ---- devices, solve, check
 expect 0 "devices --json" -- devices --json && json 'isinstance(d["devices"], list)' "devices --json lists the devices"
 # A device that does not exist: -ENODEV, said with the path asked for

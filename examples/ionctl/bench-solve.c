@@ -421,8 +421,10 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 		r = new_ctx(&t, &ctx);
 	if (r == 0 && (r = ion_ctx_get_device_count(ctx)) >= 0)
 		r = (unsigned int)r >= n_devices ? 0 : -ENODEV;
-	for (size_t i = 0; r == 0 && i < 3; i++)
+	for (size_t i = 0; r == 0 && i < 3; i++) {
+		ionctl_progress("bench", "--solve, %u devices...", counts[i]);
 		r = time_solve(ctx, counts[i], rounds, &solve_ns[i]);
+	}
 	ion_ctx_unref(ctx);
 	remove_tree(t.root);
 	if (r < 0) {
@@ -435,6 +437,7 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 		free(l);
 		return IONCTL_NO;
 	}
+	ionctl_progress("bench", "--solve, allocations for a device set...");
 	ra = pick_set(ctx, specs, n_specs, &a);
 	if (ra == 0)
 		ra = time_alloc(ctx, &a, rounds);
@@ -449,6 +452,7 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 	} else if (rl == 0) {
 		rl = ra;
 	}
+	ionctl_progress_done();
 	print_solve(json, n_devices, context_ns, solve_ns, &a, ra, l, rl);
 	ion_solution_unref(a.solution);
 	ion_alloc_config_free(a.config);

@@ -131,7 +131,9 @@ static void bench_raw(struct bench *b, const struct ion_heap *h,
 
 		snprintf(size, sizeof(size), sizes[i] >= (1 << 20) ? "%zuM" : "%zuK",
 			 sizes[i] >= (1 << 20) ? sizes[i] >> 20 : sizes[i] >> 10);
+		ionctl_progress("bench", "%s, %s...", ion_heap_get_name(h), size);
 		r = measure(b, sizes[i], ns);
+		ionctl_progress_done();
 		raw_ns = ns[RAW];
 		lib_ns = ns[COMPAT];
 		ctx_ns = ns[CTX];

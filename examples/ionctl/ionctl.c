@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +251,30 @@ int ionctl_fail(const char *cmd, int err, const char *format, ...)
 	return 1;
 }
 
+static double started_ns, progress_after_ns = 2e9;
+static bool progress_shown;
+
+void ionctl_progress(const char *cmd, const char *format, ...)
+{
+	va_list args;
+
+	if (!isatty(STDERR_FILENO) || ionctl_now_ns() - started_ns < progress_after_ns)
+		return;
+	fprintf(stderr, "\r\033[Kionctl %s: ", cmd);
+	va_start(args, format);
+	vfprintf(stderr, format, args);
+	va_end(args);
+	fflush(stderr);
+	progress_shown = true;
+}
+
+void ionctl_progress_done(void)
+{
+	if (progress_shown)
+		fputs("\r\033[K", stderr);
+	progress_shown = false;
+}
+
 void ionctl_json_begin(const char *cmd)
 {
 	printf("{\"version\": %d, \"command\": ", IONCTL_JSON_VERSION);
@@ -405,6 +430,10 @@ int ionctl_default_heap(struct ion_ctx *ctx, const struct ion_heap **ret)
 
 int main(int argc, char **argv)
 {
+	started_ns = ionctl_now_ns();
+	/* IONCTL_PROGRESS_AFTER: seconds before progress shows (the tests' 0). */
+	if (secure_getenv("IONCTL_PROGRESS_AFTER"))
+		progress_after_ns = atof(secure_getenv("IONCTL_PROGRESS_AFTER")) * 1e9;
 	/* Global options come before the command. */
 	while (argc > 1 && argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2]) {
 		const char **opt = strcmp(argv[1], "--sysroot") == 0 ? &ionctl_sysroot

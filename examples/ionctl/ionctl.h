@@ -50,6 +50,15 @@ extern const char *ionctl_config_dir;
 #define IONCTL_JSON_VERSION 1
 void ionctl_json_begin(const char *cmd);
 void ionctl_json_end(void);
+/*
+ * Progress on stderr, "ionctl CMD: what...", once a command has run for
+ * 2 s (IONCTL_PROGRESS_AFTER seconds), and only when stderr is a terminal
+ * (one line, rewritten in place);
+ * ionctl_progress_done() clears it before the command's last words.
+ */
+void ionctl_progress(const char *cmd, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+void ionctl_progress_done(void);
 /* A JSON string (or null), escaped. */
 void ionctl_json_string(const char *s);
 /* {"key": ..., "value": ..., "source": ...}, after ", " unless index is 0. */
