@@ -175,6 +175,17 @@ expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --si
 	      d["stream"]["stream_hits"] + d["stream"]["stream_misses"] == 60)' \
 		"bench --pool --json: the stream's p50, p99, hits and misses"
 
+# --sizes with an empty item, a bad one, too many: refused once, clearly.
+expect 2 "bench --sizes 4K,,1M" -- bench --sizes 4K,,1M &&
+	has err '^ionctl bench: --sizes 4K,,1M: an empty size$' "an empty size is said" &&
+	checks=$((checks + 1)) && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+	{ echo "FAIL: --sizes 4K,,1M: not one line:" >&2; cat "$tmp/err" >&2; failures=$((failures + 1)); }
+expect 2 "bench --sizes 4K,1X" -- bench --sizes 4K,1X && checks=$((checks + 1)) &&
+	[ "$(wc -l <"$tmp/err")" = 1 ] ||
+	{ echo "FAIL: --sizes 4K,1X: not one line:" >&2; cat "$tmp/err" >&2; failures=$((failures + 1)); }
+expect 2 "bench --sizes with 17 sizes" -- bench --sizes 1K,2K,3K,4K,5K,6K,7K,8K,9K,10K,11K,12K,13K,14K,15K,16K,17K &&
+	has err 'at most 16 sizes' "too many sizes is said"
+
 # Progress: on a terminal's stderr only (script(1) gives it one).
 if command -v script >/dev/null; then
 	IONCTL_PROGRESS_AFTER=0 script -qec "'$ionctl' bench --solve --devices 16 --rounds 1" \

@@ -208,17 +208,30 @@ static void bench_heap(struct bench *b, const struct ion_heap *h,
 	}
 }
 
+/* "4K,64K,1M": at most 16 sizes, none empty; an error said once. */
 static int parse_sizes(const char *arg, size_t *sizes, size_t *n)
 {
-	char *copy = strdup(arg), *save = NULL;
-	int r = 0;
+	const char *p = arg;
 
 	*n = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && r == 0;
-	     t = strtok_r(NULL, ",", &save))
-		r = *n < 16 ? ionctl_parse_size("bench", t, &sizes[(*n)++]) : -E2BIG;
-	free(copy);
-	return *n ? r : -EINVAL;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char item[32];
+
+		if (len == 0 || len >= sizeof(item) || *n == 16) {
+			ionctl_usage_error("bench", "--sizes %s: %s", arg,
+					   *n == 16 ? "at most 16 sizes" :
+					   len ? "a size too long" : "an empty size");
+			return -EINVAL;
+		}
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (ionctl_parse_size("bench", item, &sizes[(*n)++]) < 0)
+			return -EINVAL;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
 }
 
 int ionctl_bench(int argc, char **argv)
@@ -256,7 +269,7 @@ int ionctl_bench(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_sizes(optarg, sizes, &n_sizes) < 0)
-				return ionctl_usage_error("bench", "invalid --sizes '%s'", optarg);
+				return IONCTL_USAGE; /* said why */
 			break;
 		case 'r':
 			if (ionctl_parse_u64(optarg, &v) < 0 || v == 0 || v > 100000)
