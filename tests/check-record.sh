@@ -92,6 +92,25 @@ if "$ionctl" --sysroot "$tmp/qemu-q35-a" solve vide0 >/dev/null 2>"$tmp/err" ||
 else
 	passed=$((passed + 1)); echo "ok: a missing device's message lists those there are"
 fi
+# explain says what a heaps.d name is ("vc4 is card1"), and wraps its
+# verdicts at a terminal's width (script(1) gives it one of 60 columns).
+if ! "$ionctl" --sysroot "$tmp/rpi4-a" --config-dir "$heaps_d" explain vc4 unicam >"$tmp/out" ||
+	! grep -q '^   vc4 is card1$' "$tmp/out" || ! grep -q '^   unicam is video0$' "$tmp/out" ||
+	grep -q '^ \{31\}[^ ]' "$tmp/out"; then
+	failed=$((failed + 1)); echo "FAIL: explain vc4 unicam:" >&2; cat "$tmp/out" >&2
+else
+	passed=$((passed + 1)); echo "ok: explain names vc4 as card1, one line a verdict off a terminal"
+fi
+if command -v script >/dev/null; then
+	script -qec "stty cols 60; '$ionctl' --sysroot '$tmp/rpi4-a' --config-dir '$heaps_d' explain vc4 unicam" \
+		/dev/null | tr -d '\r' >"$tmp/out"
+	if grep -q '^ \{31\}[^ ]' "$tmp/out" &&
+		! sed -n '/^4\./,/^5\./p' "$tmp/out" | grep -v '^ \{31\}[^ ]*$' | grep -q '.\{61\}'; then
+		passed=$((passed + 1)); echo "ok: explain wraps at a terminal's 60 columns"
+	else
+		failed=$((failed + 1)); echo "FAIL: explain on a 60-column terminal:" >&2; cat "$tmp/out" >&2
+	fi
+fi
 # A length past a heap's MaxSize: the refusal names the board file's line.
 line=$(grep -n '^MaxSize = ' "$heaps_d/50-qemu-q35.conf" | head -n 1 | cut -d: -f1)
 if "$ionctl" --sysroot "$tmp/qemu-q35-a" --config-dir "$heaps_d" alloc --size 100M \
