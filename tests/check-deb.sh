@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The Debian packages (debian/) build and pass lintian: a copy of the
+# tree (git's files, committed or not; no build folders) is built with
+# `dpkg-buildpackage -us -uc` in a temporary folder, so the source tree
+# stays clean, and lintian checks the source and binary packages,
+# failing on any error or warning (pedantic and experimental tags are
+# shown too).  Before that, debian/*.symbols must be what
+# debian/symbols.sh makes of the version scripts: every exported symbol
+# with the release it appeared in.
+#
+# Usage: check-deb.sh SOURCE_ROOT
+# Skips (77) where dpkg-buildpackage, debhelper or lintian is missing.
+set -eu
+src=$(cd "$1" && pwd)
+for tool in dpkg-buildpackage dh lintian; do
+	command -v "$tool" >/dev/null || { echo "$tool not found (tests/deps.sh installs it): skipped"; exit 77; }
+done
+fail() { echo "check-deb: $*" >&2; exit 1; }
+
+cd "$src"
+for lib in libion:libion1:libion-dev libion-dmabufheap:libion-dmabufheap1:libion-dmabufheap-dev; do
+	IFS=: read -r name pkg dev <<-END
+	$lib
+	END
+	if ! debian/symbols.sh "$name.so.1" "$pkg" "$dev" "src/$name.sym" |
+		diff -u "debian/$pkg.symbols" -; then
+		fail "debian/$pkg.symbols is not src/$name.sym's symbols: run
+  debian/symbols.sh $name.so.1 $pkg $dev src/$name.sym > debian/$pkg.symbols"
+	fi
+done
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/libion"
+if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+	# Tracked and new files, as they are in the work tree (a file deleted
+	# but not yet committed is left out).
+	git -C "$src" ls-files -co --exclude-standard |
+		while IFS= read -r f; do [ -e "$f" ] && printf '%s\n' "$f"; done |
+		tar -c -T - | tar -x -C "$tmp/libion"
+else
+	# Not a git tree (a meson dist tarball): everything but build folders.
+	tar -c --exclude-tag-all=build.ninja . | tar -x -C "$tmp/libion"
+fi
+
+start=$(date +%s)
+cd "$tmp/libion"
+export DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} parallel=$(nproc)"
+if ! dpkg-buildpackage -us -uc >"$tmp/build.log" 2>&1; then
+	tail -n 40 "$tmp/build.log"
+	fail "dpkg-buildpackage failed (log above)"
+fi
+built=$(date +%s)
+echo "built in $((built - start)) s:"
+ls "$tmp" | grep -E '\.(deb|dsc|changes)$' | sed 's/^/  /'
+
+changes=$(ls "$tmp"/*.changes)
+status=0
+lintian -i -E --pedantic --fail-on error,warning "$changes" >"$tmp/lintian.log" 2>&1 || status=$?
+grep -v '^running with root privileges' "$tmp/lintian.log" || true
+echo "lintian in $(($(date +%s) - built)) s: $(grep -c '^[EWIPX]: ' "$tmp/lintian.log" || true) tags"
+[ "$status" = 0 ] || fail "lintian reports errors or warnings (exit $status)"
