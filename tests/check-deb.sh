@@ -8,7 +8,9 @@
 # failing on any error or warning (pedantic and experimental tags are
 # shown too).  Before that, debian/*.symbols must be what
 # debian/symbols.sh makes of the version scripts: every exported symbol
-# with the release it appeared in.
+# with the release it appeared in.  After it, the packaged ionctl, run on
+# the packaged library (unpacked, not installed), checks the packaged
+# board files.
 #
 # Usage: check-deb.sh SOURCE_ROOT
 # Skips (77) where dpkg-buildpackage, debhelper or lintian is missing.
@@ -34,7 +36,9 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/libion"
-if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+# The top of a git work tree (not a tarball unpacked inside one, as
+# meson dist does in an ignored build folder).
+if [ "$(git -C "$src" rev-parse --show-toplevel 2>/dev/null)" = "$src" ]; then
 	# Tracked and new files, as they are in the work tree (a file deleted
 	# but not yet committed is left out).
 	git -C "$src" ls-files -co --exclude-standard |
@@ -62,3 +66,16 @@ lintian -i -E --pedantic --fail-on error,warning "$changes" >"$tmp/lintian.log" 
 grep -v '^running with root privileges' "$tmp/lintian.log" || true
 echo "lintian in $(($(date +%s) - built)) s: $(grep -c '^[EWIPX]: ' "$tmp/lintian.log" || true) tags"
 [ "$status" = 0 ] || fail "lintian reports errors or warnings (exit $status)"
+
+# The packaged ionctl runs on the packaged library, unpacked (not
+# installed: the machine stays as it was), and reads the packaged board
+# files.
+root=$tmp/root
+for deb in "$tmp"/libion1_*.deb "$tmp"/libion-common_*.deb "$tmp"/ionctl_*.deb; do
+	dpkg-deb -x "$deb" "$root"
+done
+libdir=$(dirname "$(find "$root" -name 'libion.so.1' | head -n 1)")
+LD_LIBRARY_PATH=$libdir ldd "$root/usr/bin/ionctl" | grep -q "libion.so.1 => $libdir/" ||
+	fail "the packaged ionctl does not load the packaged libion.so.1"
+LD_LIBRARY_PATH=$libdir "$root/usr/bin/ionctl" check "$root/usr/share/libion/heaps.d" ||
+	fail "the packaged ionctl refuses the packaged board files"
