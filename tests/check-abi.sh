@@ -78,6 +78,7 @@ for lib in "$@"; do
 		echo "$name: the ABI differs from $abi/$name.abi (abidiff status $rc)." >&2
 		echo "If that is meant (new symbols in a new version node), record it:" >&2
 		echo "tests/check-abi.sh --update abi BUILD/src/libion.so.1 BUILD/libion-dmabufheap.so.1" >&2
+		echo "(and the symbols files: tests/check-deb.sh --symbols . says how)" >&2
 		status=1
 	fi
 done
