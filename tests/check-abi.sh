@@ -44,7 +44,7 @@ names=$(sed -nE -e 's/^[[:space:]]*(struct|enum|union)[[:space:]]+([A-Za-z_][A-Z
 	-e 's/^\}[[:space:]]*([A-Za-z_][A-Za-z0-9_]*);.*/\1/p' \
 	"$abi"/../include/ion/*.h "$abi"/../include/BufferAllocator/*.h | sort -u)
 [ -n "$names" ] || { echo "no public types found under $abi/../include" >&2; exit 1; }
-printf '[suppress_type]\n  name_not_regexp = ^(%s)$\n' "$(echo $names | tr ' ' '|')" >"$tmp/public-types.suppr"
+printf '[suppress_type]\n  name_not_regexp = ^(%s)$\n' "$(echo "$names" | paste -s -d '|')" >"$tmp/public-types.suppr"
 
 status=0
 for lib in "$@"; do

@@ -60,14 +60,17 @@ fi
 
 start=$(date +%s)
 cd "$tmp/libion"
-export DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} parallel=$(nproc)"
+DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} parallel=$(nproc)"
+export DEB_BUILD_OPTIONS
 if ! dpkg-buildpackage -us -uc >"$tmp/build.log" 2>&1; then
 	tail -n 40 "$tmp/build.log"
 	fail "dpkg-buildpackage failed (log above)"
 fi
 built=$(date +%s)
 echo "built in $((built - start)) s:"
-ls "$tmp" | grep -E '\.(deb|dsc|changes)$' | sed 's/^/  /'
+for f in "$tmp"/*.deb "$tmp"/*.dsc "$tmp"/*.changes; do
+	[ ! -e "$f" ] || echo "  ${f##*/}"
+done
 
 changes=$(ls "$tmp"/*.changes)
 status=0
