@@ -38,7 +38,18 @@ struct pool_buf {
 	 * by a hand-out). */
 	uint64_t recheck_ns, looked_ns;
 	unsigned int held_seen;
+	/* The pool's own mapping of a counted buffer, kept from its first
+	 * zeroing on (NULL: none): one more reference in the kernel's count,
+	 * which pool_own_refs() expects. */
+	void *map;
 };
+
+/* The references on a buffer's file when nothing but the pool holds it:
+ * its anchor, and its mapping if it has one. */
+static inline int pool_own_refs(const struct pool_buf *b)
+{
+	return 1 + (b->map != NULL);
+}
 
 struct ion_pool {
 	atomic_int refcount;
@@ -65,8 +76,11 @@ struct ion_pool {
 	size_t n_hints;
 	bool zero;
 	bool background;
-	/* Its heap allocates slower than it zeroes (contiguous, CMA): a get
-	 * zeroes a dirty buffer itself rather than allocate. */
+	/* What a fresh buffer costs against zeroing a returned one, in ns a
+	 * MiB (moving averages; 0: not measured yet), and the guess until
+	 * both are measured: a contiguous heap (CMA) allocates slower.  The
+	 * cheaper way refills (pool_alloc_cheaper()). */
+	uint64_t alloc_ns_mib, scrub_ns_mib;
 	bool alloc_slow;
 	unsigned long long max_bytes;
 	uint64_t expiry_ns;
@@ -79,10 +93,16 @@ struct ion_pool {
 	 * alone until then (CMA answers ENOMEM slowly, after trying to
 	 * migrate pages, and the hot path shares the memory). */
 	uint64_t refill_after_ns;
-	/* Under the context's pools lock: the refill thread's pins on the
+	/* Under the context's pools lock: the refill worker's pins on the
 	 * pool while it works on it without that lock. */
 	unsigned int pins;
+	/* The refill worker of its heap, once background refill is on: set
+	 * once (under the context's pools lock), never changed. */
+	_Atomic(struct pool_worker *) worker;
 	unsigned long long stats[ION_POOL_STAT_COUNT];
+	/* For an instrumented run (logged at the pool's end, ION_LOG=debug):
+	 * the zeroings, how many a get did itself, and their time. */
+	unsigned long long scrubs, get_scrubs, scrub_ns, scrub_ns_max;
 	struct ion_pool *next;	/* the context's list */
 };
 
@@ -99,6 +119,14 @@ uint64_t pool_now_ns(void);
 size_t pool_class_of(const struct ion_pool *pool, size_t len);
 /* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
 int pool_scrub(struct pool_buf *b, bool zero);
+/* Called with the lock held: a zeroing begun at t0 is done (by a get or
+ * the refill worker), for the figures logged at the pool's end. */
+void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool by_get);
+/* Called with the lock held: an allocation of size begun at t0 is done. */
+void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
+/* Called with the lock held: whether a fresh buffer (which the kernel
+ * zeroes) costs less than zeroing a returned one, as measured. */
+bool pool_alloc_cheaper(const struct ion_pool *pool);
 /* Called with the lock held, as every function on a pool's buffers is. */
 void pool_account(struct ion_pool *pool, long long delta);
 bool pool_room_for(const struct ion_pool *pool, size_t size);
@@ -129,10 +157,14 @@ bool pool_below_watermark(const struct ion_pool *pool, size_t size);
 /* Releases what is free again, then idle buffers down to keep bytes. */
 int pool_trim(struct ion_pool *pool, unsigned long long keep);
 
-/* ---- the refill thread (pool-refill.c) ---- */
-void pools_wake(struct ion_pools *all);
-/* Called with the context's pools lock held. */
-int pools_start_thread(struct ion_ctx *ctx);
+/* ---- the refill workers (pool-refill.c) ---- */
+/* Wakes the pool's worker, if it has one. */
+void pool_wake(const struct ion_pool *pool);
+/* Whether a worker refills the pool in the background now. */
+bool pool_worker_running(const struct ion_pool *pool);
+/* Called with the context's pools lock held: the pool's heap's worker,
+ * started if it is not running. */
+int pool_start_worker(struct ion_pool *pool);
 /* Fills hinted classes up to their counts (only_low: those at half). */
 int pool_fill(struct ion_pool *pool, bool only_low);
 

@@ -76,6 +76,44 @@ size_t pool_class_of(const struct ion_pool *pool, size_t len)
 	return pool->heap_pool ? page_round(len) : size_class(len);
 }
 
+/*
+ * A buffer the kernel can zero for us: a memfd's pages are given back
+ * (FALLOC_FL_PUNCH_HOLE) and come back zeroed when next touched, which
+ * costs the pool a syscall instead of a memset of megabytes.  Only for a
+ * buffer the kernel does not count (a memfd: a dma-buf has no fallocate);
+ * whether it worked.
+ */
+static bool punch(const struct pool_buf *b)
+{
+	return !b->counted &&
+	       fallocate(b->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+			 (off_t)b->size) == 0;
+}
+
+/*
+ * The pool's mapping of a counted buffer, made once and kept: the CMA
+ * heap (and 5.10's system heap) map a buffer a page per fault, and
+ * mapping 8 MiB again for each zeroing cost more than the memset under
+ * emulation (a recycle of 8 MiB: 9.0 ms on 6.1's CMA heap against 3.5
+ * on its system heap, which maps all at once).  MADV_DONTFORK: a forked
+ * child, whose pools are empty, holds no reference through it.  An
+ * uncounted buffer is mapped for the zeroing alone, as its holder's
+ * close must free it.  NULL with errno on failure.
+ */
+static void *scrub_map(struct pool_buf *b)
+{
+	void *p;
+
+	if (b->map)
+		return b->map;
+	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, b->fd, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (b->counted && madvise(p, b->size, MADV_DONTFORK) == 0)
+		b->map = p;
+	return p;
+}
+
 /* Zeroes a buffer and ends CPU access, so that its caches are clean
  * before a device sees it.  0 or a negative errno (the buffer goes then). */
 int pool_scrub(struct pool_buf *b, bool zero)
@@ -85,16 +123,59 @@ int pool_scrub(struct pool_buf *b, bool zero)
 
 	if (!zero)
 		return ion_sync(b->fd, ION_SYNC_END | ION_SYNC_WRITE);
-	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
-	if (p == MAP_FAILED)
+	if (punch(b))
+		return 0; /* a memfd: no device, nothing to flush */
+	p = scrub_map(b);
+	if (!p)
 		return neg_errno();
 	r = ion_sync(b->fd, ION_SYNC_START | ION_SYNC_WRITE);
 	if (r == 0) {
 		memset(p, 0, b->size);
 		r = ion_sync(b->fd, ION_SYNC_END | ION_SYNC_WRITE);
 	}
-	munmap(p, b->size);
+	if (p != b->map)
+		munmap(p, b->size);
 	return r;
+}
+
+/* The moving average of a cost, in ns a MiB: the newest weighs 1/4. */
+static void cost_add(uint64_t *avg, uint64_t ns, size_t size)
+{
+	uint64_t per_mib = size ? ns * (1u << 20) / size : 0;
+
+	*avg = *avg ? (3 * *avg + per_mib) / 4 : per_mib + !per_mib;
+}
+
+void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool by_get)
+{
+	uint64_t ns = pool_now_ns() - t0;
+
+	pool->scrubs++;
+	pool->get_scrubs += by_get;
+	pool->scrub_ns += ns;
+	if (ns > pool->scrub_ns_max)
+		pool->scrub_ns_max = ns;
+	if (pool->zero)
+		cost_add(&pool->scrub_ns_mib, ns, size);
+}
+
+void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size)
+{
+	cost_add(&pool->alloc_ns_mib, pool_now_ns() - t0, size);
+}
+
+/*
+ * Measured per pool (so per heap), as it differs by more than ten times
+ * either way: under emulation a memset of 8 MiB took 7 ms where the
+ * system heap gave fresh pages in 2, while the CMA heap took 33 ms to
+ * allocate and 11 to zero.  Until both are measured, the heap's kind
+ * decides (contiguous: allocation is slower).
+ */
+bool pool_alloc_cheaper(const struct ion_pool *pool)
+{
+	if (pool->alloc_ns_mib && pool->scrub_ns_mib)
+		return pool->alloc_ns_mib < pool->scrub_ns_mib;
+	return !pool->alloc_slow;
 }
 
 /* ---- held bytes ---- */
@@ -130,6 +211,8 @@ void pool_drop(struct ion_pool *pool, size_t i, bool trimmed)
 		pool_account(pool, -(long long)b->size);
 	if (trimmed)
 		pool->stats[ION_POOL_STAT_TRIMS]++;
+	if (b->map)
+		munmap(b->map, b->size);
 	if (b->fd >= 0)
 		close(b->fd);
 	else
@@ -293,7 +376,7 @@ bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot
 			if (pass == 0 ? lately : hot && (!lately || b->looked_ns == now))
 				continue;
 			max--;
-			if (pool->ops->refs(b->fd, NULL) != 1) {
+			if (pool->ops->refs(b->fd, NULL) != pool_own_refs(b)) {
 				if (hot)
 					recheck_later(b, now);
 				continue;
@@ -356,10 +439,12 @@ void pool_free(struct ion_pool *pool)
 {
 	const unsigned long long *st = pool->stats;
 
-	ion_dbg(pool->ctx, "%spool done: %llu hits, %llu misses, %llu refills, %llu reclaims, %llu trims, %llu bytes at most",
+	ion_dbg(pool->ctx, "%spool done: %llu hits, %llu misses, %llu refills, %llu reclaims, %llu trims, %llu bytes at most; "
+		"%llu zeroings (%llu by a get), %llu us on average, %llu us at most",
 		pool->heap_pool ? "heap " : "", st[ION_POOL_STAT_HITS], st[ION_POOL_STAT_MISSES],
 		st[ION_POOL_STAT_REFILLS], st[ION_POOL_STAT_RECLAIMS], st[ION_POOL_STAT_TRIMS],
-		st[ION_POOL_STAT_HIGH_WATER]);
+		st[ION_POOL_STAT_HIGH_WATER], pool->scrubs, pool->get_scrubs,
+		pool->scrubs ? pool->scrub_ns / pool->scrubs / 1000 : 0, pool->scrub_ns_max / 1000);
 	unlink_pool(pool);
 	pthread_mutex_lock(pool->lock);
 	while (pool->n_bufs)
@@ -385,6 +470,7 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 	if (!pool)
 		return -ENOMEM;
 	atomic_init(&pool->refcount, 1);
+	atomic_init(&pool->worker, NULL);
 	pool->lock = &pool->lock_storage;
 	pthread_mutex_init(pool->lock, NULL);
 	pool->ctx = heap_pool ? ctx : ion_ctx_ref(ctx);
@@ -454,6 +540,7 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 {
 	struct pool_buf copy;
 	bool zero = pool->zero;
+	uint64_t t0;
 	ssize_t i;
 	int r;
 
@@ -465,14 +552,20 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 	pool->bufs[i].state = BUF_SCRUB;
 	copy = pool->bufs[i];
 	pthread_mutex_unlock(pool->lock);
+	t0 = pool_now_ns();
 	r = pool_scrub(&copy, zero);
 	pthread_mutex_lock(pool->lock);
+	pool_note_scrub(pool, t0, copy.size, true);
 	/* Found again by its anchor: other buffers may have moved. */
 	for (i = 0; i < (ssize_t)pool->n_bufs; i++)
 		if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB)
 			break;
-	if (i == (ssize_t)pool->n_bufs)
+	if (i == (ssize_t)pool->n_bufs) {
+		if (copy.map)
+			munmap(copy.map, copy.size);
 		return -1;
+	}
+	pool->bufs[i].map = copy.map;
 	if (r < 0) {
 		pool_drop(pool, (size_t)i, false);
 		return -1;
@@ -483,23 +576,25 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 
 /*
  * Called with the lock held, when no buffer of class size is clean:
- * whether a get leaves the zeroing to the refill thread and allocates.
- * Yes while the thread runs and keeps up, unless the heap allocates
- * slower than a memset (contiguous: CMA migrates pages) or there is
- * nothing to zero (zeroing off: only CPU access to end).  The thread
+ * whether a get leaves the zeroing to the refill worker and allocates.
+ * Yes while the worker runs and keeps up, unless zeroing costs less than
+ * allocating on this heap (as measured, pool_alloc_cheaper()) or there
+ * is nothing to zero (zeroing off: only CPU access to end).  The worker
  * lags once as many buffers of the class wait for it as the hint keeps
  * ready (two at least): a get then zeroes one itself, or a pool whose
- * thread lags would grow by a buffer a get.  Buffers out count too: one
- * its holder closed stays out until a count is read, which only the
- * thread does on this path, so with twice the lag out a get reads counts
- * itself (the 5.10 VM's 16-thread test grew its pool to the fd limit).
+ * worker lags would grow by a buffer a get.  Buffers out count too: one
+ * its holder closed stays out until a count is read, so with twice the
+ * lag out (*reclaim) a get reads counts itself before it allocates (the
+ * 5.10 VM's 16-thread test grew its pool to the fd limit without), but
+ * no longer zeroes for that alone: a stream that holds four frames
+ * against a hint of two made every fourth get zero 8 MiB itself.
  */
-static bool leave_to_thread(const struct ion_pool *pool, size_t size)
+static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *reclaim)
 {
 	size_t waiting = 0, out = 0, lag = 2;
 
-	if (!pool->background || !pool->zero || pool->alloc_slow ||
-	    !atomic_load_explicit(&pool->ctx->pools.running, memory_order_acquire))
+	if (!pool->background || !pool->zero || !pool_alloc_cheaper(pool) ||
+	    !pool_worker_running(pool))
 		return false;
 	for (size_t h = 0; h < pool->n_hints; h++)
 		if (pool_class_of(pool, pool->hints[h].size) == size && pool->hints[h].count > lag)
@@ -510,7 +605,8 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size)
 			waiting++;
 		else if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_OUT)
 			out++;
-	return waiting < lag && out < 2 * lag;
+	*reclaim = out >= 2 * lag;
+	return waiting < lag;
 }
 
 /* Called with the lock held: hands out buffer i (free); its fd for the
@@ -558,7 +654,7 @@ static int serve(struct ion_pool *pool, size_t i, size_t size, int *ret_fd)
 	if (fd < 0)
 		return fd;
 	if (low)
-		pools_wake(&pool->ctx->pools);
+		pool_wake(pool);
 	*ret_fd = fd;
 	return 0;
 }
@@ -602,7 +698,7 @@ static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
 int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 {
 	const struct ion_heap *heap = NULL;
-	bool thread_zeroes = false;
+	bool thread_zeroes = false, reclaim = false;
 	ssize_t i;
 	int fd, r;
 
@@ -615,18 +711,21 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 	 * back, off the hot path (a memset of 8 MiB is a millisecond and
 	 * more).  Else it takes back and zeroes a buffer of the class itself.
 	 */
-	if (i < 0 && !(thread_zeroes = leave_to_thread(pool, size))) {
+	if (i < 0 && !(thread_zeroes = leave_to_thread(pool, size, &reclaim))) {
 		i = scrub_one(pool, size);
 		/* Before asking the kernel: buffers of the class free again. */
 		if (i < 0 && pool_reclaim(pool, size, 8, true))
 			i = scrub_one(pool, size);
+	} else if (i < 0 && reclaim) {
+		/* Closed ones back (dirty: the worker's), then allocate. */
+		pool_reclaim(pool, size, 8, true);
 	}
 	if (i >= 0)
 		return serve(pool, (size_t)i, size, ret_fd);
 	pool->stats[ION_POOL_STAT_MISSES]++;
 	pthread_mutex_unlock(pool->lock);
 	if (thread_zeroes)
-		pools_wake(&pool->ctx->pools); /* what came back, zeroed for the next */
+		pool_wake(pool); /* what came back, zeroed for the next */
 
 	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
 	if (r < 0 && thread_zeroes) {
@@ -666,8 +765,7 @@ static void take_back(struct ion_pool *pool, size_t i)
 	}
 	pool->bufs[i].state = BUF_DIRTY;
 	pool_account(pool, (long long)pool->bufs[i].size);
-	if (!pool->background ||
-	    !atomic_load_explicit(&pool->ctx->pools.running, memory_order_acquire)) {
+	if (!pool->background || !pool_worker_running(pool)) {
 		if (pool_scrub(&pool->bufs[i], pool->zero) < 0) {
 			pool_drop(pool, i, false);
 		} else {
@@ -723,7 +821,7 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 		 * device), it stays out: pool_reclaim() takes it back once its
 		 * count says free. */
 		refs = pool->ops->refs(pool->bufs[i].fd, NULL);
-		if (refs != 1) {
+		if (refs != pool_own_refs(&pool->bufs[i])) {
 			pthread_mutex_unlock(pool->lock);
 			return 0;
 		}
@@ -732,7 +830,7 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 	dirty = i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
 	pthread_mutex_unlock(pool->lock);
 	if (dirty)
-		pools_wake(&pool->ctx->pools);
+		pool_wake(pool);
 	return 0;
 }
 
