@@ -131,6 +131,8 @@ bool pool_alloc_cheaper(const struct ion_pool *pool);
 void pool_account(struct ion_pool *pool, long long delta);
 bool pool_room_for(const struct ion_pool *pool, size_t size);
 void pool_drop(struct ion_pool *pool, size_t i, bool trimmed);
+void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out);
+void pool_release(struct pool_buf *b);
 int pool_add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state state,
 		 bool counted);
 bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd);
@@ -165,6 +167,8 @@ bool pool_worker_running(const struct ion_pool *pool);
 /* Called with the context's pools lock held: the pool's heap's worker,
  * started if it is not running. */
 int pool_start_worker(struct ion_pool *pool);
+/* The same with the worker of the heap named (the tests' second heap). */
+int pool_start_worker_for(struct ion_pool *pool, const char *heap);
 /* Fills hinted classes up to their counts (only_low: those at half). */
 int pool_fill(struct ion_pool *pool, bool only_low);
 

@@ -37,7 +37,7 @@ static void scrub_unlocked(struct ion_pool *pool)
 {
 	for (;;) {
 		struct pool_buf copy;
-		bool zero, found = false;
+		bool zero, found = false, release = false;
 		uint64_t t0;
 		int r;
 
@@ -46,18 +46,23 @@ static void scrub_unlocked(struct ion_pool *pool)
 		for (size_t i = 0; i < pool->n_bufs && !found; i++) {
 			if (pool->bufs[i].state != BUF_DIRTY)
 				continue;
-			if (zero && pool->scrub_ns_mib && pool_alloc_cheaper(pool)) {
-				/* A fresh one costs less: pool_fill() allocates it. */
-				pool_drop(pool, i--, false);
-				continue;
-			}
-			pool->bufs[i].state = BUF_SCRUB;
-			copy = pool->bufs[i];
 			found = true;
+			/* A fresh one costs less: pool_fill() allocates it. */
+			release = zero && pool->scrub_ns_mib && pool_alloc_cheaper(pool);
+			if (release) {
+				pool_detach(pool, i, false, &copy);
+			} else {
+				pool->bufs[i].state = BUF_SCRUB;
+				copy = pool->bufs[i];
+			}
 		}
 		pthread_mutex_unlock(pool->lock);
 		if (!found)
 			return;
+		if (release) {
+			pool_release(&copy);
+			continue;
+		}
 		t0 = pool_now_ns();
 		r = pool_scrub(&copy, zero);
 		pthread_mutex_lock(pool->lock);
@@ -271,10 +276,15 @@ static int worker_start(struct pool_worker *w)
 
 int pool_start_worker(struct ion_pool *pool)
 {
+	return pool_start_worker_for(pool, pool_heap_name(pool));
+}
+
+int pool_start_worker_for(struct ion_pool *pool, const char *heap)
+{
 	struct pool_worker *w = atomic_load_explicit(&pool->worker, memory_order_acquire);
 
 	if (!w) {
-		w = worker_of(pool->ctx, pool_heap_name(pool));
+		w = worker_of(pool->ctx, heap);
 		if (!w)
 			return -ENOMEM;
 		atomic_store_explicit(&pool->worker, w, memory_order_release);

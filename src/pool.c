@@ -202,8 +202,9 @@ bool pool_room_for(const struct ion_pool *pool, size_t size)
 	return !limit || total + size <= limit;
 }
 
-/* Called with the pool's lock held: releases buffer i. */
-void pool_drop(struct ion_pool *pool, size_t i, bool trimmed)
+/* Called with the pool's lock held: takes buffer i off the pool, into
+ * *out, whose fd and mapping the caller releases (pool_release()). */
+void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out)
 {
 	struct pool_buf *b = &pool->bufs[i];
 
@@ -211,13 +212,30 @@ void pool_drop(struct ion_pool *pool, size_t i, bool trimmed)
 		pool_account(pool, -(long long)b->size);
 	if (trimmed)
 		pool->stats[ION_POOL_STAT_TRIMS]++;
+	if (b->fd < 0)
+		pool->n_unanchored--;
+	*out = *b;
+	pool->bufs[i] = pool->bufs[--pool->n_bufs];
+}
+
+/* A detached buffer's mapping and anchor, released: the kernel frees
+ * the memory here if nothing else holds it, which takes milliseconds
+ * for megabytes, so the worker does it without the lock. */
+void pool_release(struct pool_buf *b)
+{
 	if (b->map)
 		munmap(b->map, b->size);
 	if (b->fd >= 0)
 		close(b->fd);
-	else
-		pool->n_unanchored--;
-	pool->bufs[i] = pool->bufs[--pool->n_bufs];
+}
+
+/* Called with the pool's lock held: releases buffer i. */
+void pool_drop(struct ion_pool *pool, size_t i, bool trimmed)
+{
+	struct pool_buf b;
+
+	pool_detach(pool, i, trimmed, &b);
+	pool_release(&b);
 }
 
 /*
@@ -596,6 +614,10 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 	if (!pool->background || !pool->zero || !pool_alloc_cheaper(pool) ||
 	    !pool_worker_running(pool))
 		return false;
+	/* Measured cheaper to allocate: the worker releases what waits
+	 * rather than zero it, so nothing it lags at is worth a memset. */
+	if (pool->alloc_ns_mib && pool->scrub_ns_mib)
+		lag = SIZE_MAX;
 	for (size_t h = 0; h < pool->n_hints; h++)
 		if (pool_class_of(pool, pool->hints[h].size) == size && pool->hints[h].count > lag)
 			lag = pool->hints[h].count;
@@ -605,7 +627,7 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 			waiting++;
 		else if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_OUT)
 			out++;
-	*reclaim = out >= 2 * lag;
+	*reclaim = out >= 2 * (lag == SIZE_MAX ? 2 : lag);
 	return waiting < lag;
 }
 

@@ -115,17 +115,24 @@ static int fake_fd_kind(int fd)
 
 /*
  * The refill thread's allocations stop here while block_allocs is set
- * (the main thread's go on): a CMA allocation that takes seconds.  The
- * main thread's fail with ENOMEM while main_enomem is set.
+ * (the main thread's go on): a CMA allocation that takes seconds; only
+ * block_only's when that is set.  The main thread's fail with ENOMEM
+ * while main_enomem is set, every thread's while all_enomem is (a heap
+ * that runs out).
  */
-static atomic_bool block_allocs, alloc_blocked, main_enomem;
+static atomic_bool block_allocs, alloc_blocked, main_enomem, all_enomem;
+static const struct ion_solution *_Atomic block_only;
 
 static int fake_alloc_len(const struct ion_solution *solution, size_t len, int *ret_fd,
 			  const struct ion_heap **ret_heap)
 {
+	const struct ion_solution *only = atomic_load(&block_only);
+
+	if (atomic_load(&all_enomem))
+		return -ENOMEM;
 	if (pthread_equal(pthread_self(), main_thread) && atomic_load(&main_enomem))
 		return -ENOMEM;
-	if (!pthread_equal(pthread_self(), main_thread)) {
+	if (!pthread_equal(pthread_self(), main_thread) && (!only || only == solution)) {
 		for (int ms = 0; atomic_load(&block_allocs) && ms < 10000; ms++) {
 			struct timespec ts = { 0, 1000000 };
 
@@ -254,6 +261,8 @@ static int setup(void **pstate)
 	main_thread = pthread_self();
 	atomic_store(&block_allocs, false);
 	atomic_store(&main_enomem, false);
+	atomic_store(&all_enomem, false);
+	atomic_store(&block_only, NULL);
 	atomic_store(&pressure_pending, false);
 	atomic_store(&fake_psi_fd, -1);
 	atomic_store(&fail_fd, -1);
@@ -1040,6 +1049,197 @@ static void test_board_hint_low_nofile(void **pstate)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * One refill worker a heap: a refill that takes seconds on one heap (CMA
+ * migrating pages) does not hold up another heap's pool.  The host has
+ * one heap, so the second pool is given the worker of a heap named
+ * otherwise, as a pool of a second heap gets.
+ */
+static void test_worker_per_heap(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_alloc_config *config;
+	struct ion_solution *sol;
+	struct ion_pool *other;
+
+	/* A solution of its own, which the fake allocator does not hold. */
+	assert_int_equal(ion_alloc_config_new(&config), 0);
+	assert_int_equal(ion_alloc_config_set_size(config, 4096), 0);
+	assert_int_equal(ion_alloc_config_set_heap(config, "memfd"), 0);
+	assert_int_equal(ion_ctx_solve(s->ctx, config, &sol), 0);
+	ion_alloc_config_free(config);
+	assert_ptr_not_equal(sol, s->sol);
+	assert_int_equal(ion_pool_new(sol, &other), 0);
+	ion_solution_unref(sol);
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_set_hints(other, "2x64K"), 0);
+	atomic_store(&block_only, s->sol);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	pthread_mutex_lock(&s->ctx->pools.lock);
+	pthread_mutex_lock(other->lock);
+	other->background = true;
+	pthread_mutex_unlock(other->lock);
+	assert_int_equal(pool_start_worker_for(other, "other-heap"), 0);
+	pool_wake(other);
+	pthread_mutex_unlock(&s->ctx->pools.lock);
+	/* The other heap's pool fills while the first's refill is stuck. */
+	assert_true(stat_reaches(other, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
+	assert_true(atomic_load(&alloc_blocked));
+	atomic_store(&block_allocs, false);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(ion_pool_set_background(other, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	ion_pool_unref(other);
+}
+
+/* The inodes of the n fds: none the same (no buffer handed out twice). */
+static void assert_distinct(const int *fds, int n)
+{
+	struct stat a, b;
+
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			if (fds[i] < 0 || fds[j] < 0)
+				continue;
+			assert_int_equal(fstat(fds[i], &a), 0);
+			assert_int_equal(fstat(fds[j], &b), 0);
+			assert_false(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+		}
+}
+
+#define STREAM_HELD 4
+
+/* A stream of n gets from s->pool, holding STREAM_HELD (4), handing the oldest back
+ * (or closing it, every other time: the kernel's count brings it back);
+ * from get enomem_at on, the heap is out of memory. */
+static void stream(struct state *s, int n, int enomem_at)
+{
+	int held[STREAM_HELD];
+
+	for (int k = 0; k < STREAM_HELD; k++)
+		held[k] = -1;
+	for (int i = 0; i < n; i++) {
+		int fd = -1;
+
+		if (i == enomem_at)
+			atomic_store(&all_enomem, true);
+		if (held[i % STREAM_HELD] >= 0) {
+			if (i % 2)
+				assert_int_equal(ion_pool_put(s->pool, held[i % STREAM_HELD], 0), 0);
+			else
+				close(held[i % STREAM_HELD]);
+			held[i % STREAM_HELD] = -1;
+		}
+		assert_int_equal(ion_pool_get(s->pool, KiB(64), &fd), 0);
+		held[i % STREAM_HELD] = fd;
+		assert_distinct(held, STREAM_HELD);
+		sleep_ms(1);
+	}
+	for (int k = 0; k < STREAM_HELD; k++)
+		if (held[k] >= 0)
+			assert_int_equal(ion_pool_put(s->pool, held[k], 0), 0);
+	atomic_store(&all_enomem, false);
+}
+
+/*
+ * A heap that runs out mid-stream: the stream goes on with the buffers
+ * it has (recycled, zeroed), none handed out twice; and a stream that
+ * stops and starts again finds its buffers ready.  No fd is left behind.
+ */
+static void test_stream_runs_out_stops_restarts(void **pstate)
+{
+	struct state *s = *pstate;
+	struct fd_use before = fd_use_since(NULL), after;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	stream(s, 40, 20);
+	/* Stopped: the worker fills the class again meanwhile. */
+	sleep_ms(300);
+	assert_true(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD) >= KiB(128));
+	stream(s, 40, -1);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	assert_true(ion_pool_trim(s->pool, 0) >= 0);
+	after = fd_use_since(&before);
+	assert_int_equal(after.buffers, 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
+}
+
+/*
+ * fork() while the worker is in the middle of a refill (its allocation
+ * held): the child's pools are empty and it holds none of the pool's
+ * fds; the parent's refill completes after.
+ */
+static void test_fork_during_refill(void **pstate)
+{
+	struct state *s = *pstate;
+	int fd, status;
+	pid_t pid;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	fd = get(s, KiB(64)); /* an anchor the child must close */
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct ion_pool *p = s->pool;
+		bool empty;
+
+		pthread_mutex_lock(p->lock);
+		empty = p->n_bufs == 0;
+		pthread_mutex_unlock(p->lock);
+		/* Its own fd of the buffer only: the anchor was closed. */
+		_exit(empty && fds_on(fd) == 1 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	atomic_store(&block_allocs, false);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/*
+ * The pool's own mapping (kept from a buffer's first zeroing) is one
+ * reference the pool expects; a caller's mapping is another, and holds
+ * the buffer out.
+ */
+static void test_kept_mapping_is_not_a_holder(void **pstate)
+{
+	struct state *s = *pstate;
+	struct stat a, b;
+	void *p;
+	int fd, again;
+
+	fd = get(s, KiB(64));
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0); /* zeroed: mapped */
+	fd = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 1);
+	p = mmap(NULL, KiB(64), PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(fstat(fd, &a), 0);
+	close(fd);
+	/* Mapped by the caller: not handed out again, nor taken back. */
+	again = get(s, KiB(64));
+	assert_int_equal(fstat(again, &b), 0);
+	assert_true(a.st_ino != b.st_ino);
+	assert_true(ion_pool_trim(s->pool, ~0ull) >= 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 0);
+	munmap(p, KiB(64));
+	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
+	/* Unmapped and closed: the pool's mapping alone is left, and the
+	 * buffer comes back. */
+	assert_true(ion_pool_trim(s->pool, ~0ull) >= 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 1);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -1051,6 +1251,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pressure_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_closes_psi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_per_heap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
