@@ -756,6 +756,9 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 		i = find_free(pool, size);
 		if (i < 0)
 			i = scrub_one(pool, size);
+		/* Or one its holder closed, which the worker has not read yet. */
+		if (i < 0 && pool_reclaim(pool, size, 8, true))
+			i = scrub_one(pool, size);
 		if (i >= 0) {
 			pool->stats[ION_POOL_STAT_MISSES]--; /* it allocated nothing */
 			return serve(pool, (size_t)i, size, ret_fd);

@@ -375,8 +375,10 @@ void bench_streams(struct ion_ctx *ctx, const char *only, unsigned int seconds, 
 	static const size_t sizes[] = { 8u << 20, NV12_1080P, 4096 };
 	static const unsigned int rates[] = { 60, 240 };
 	const struct ion_heap *h = stream_heap(ctx, only);
-	const struct ion_heap *cam = only ? h : kernel_heap(ctx, true);
-	const struct ion_heap *comp = only ? h : kernel_heap(ctx, false);
+	/* Four at once on two heaps whatever --heap names: that is the
+	 * point of them. */
+	const struct ion_heap *cam = kernel_heap(ctx, true);
+	const struct ion_heap *comp = kernel_heap(ctx, false);
 	struct stream single[6], multi[4];
 	int first = 1;
 

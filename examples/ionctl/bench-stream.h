@@ -30,8 +30,10 @@ int bench_solve_heap(struct ion_ctx *ctx, const struct ion_heap *h, size_t size,
  * The streams, printed as "streams" (--json: after the rows, the object
  * left open) or as lines: on the heap named (else the first kernel heap,
  * else memfd) 8 MiB, an NV12 1080p frame and 4 KiB, 60 and 240 a second,
- * each for seconds s, then four at once on two heaps; each beside the
- * raw call paced the same way.  Adds each stream that failed (not for an
+ * each for seconds s, then four at once on two heaps (the first
+ * contiguous kernel heap and the first other, whatever only names;
+ * memfd where there are none); each beside the raw call and the floor
+ * of a hit paced the same way.  Adds each stream that failed (not for an
  * exhausted heap) to *failed.
  */
 void bench_streams(struct ion_ctx *ctx, const char *only, unsigned int seconds, int json,
