@@ -781,16 +781,28 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 }
 
 /* Called with the lock held: buffer i, back and held by nothing else,
- * becomes dirty, or goes where a limit or a full hint says so. */
-static void take_back(struct ion_pool *pool, size_t i)
+ * becomes dirty, or goes where a limit, a full hint or the costs say so:
+ * then true, the buffer detached into *gone for the caller to release
+ * without the lock. */
+static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
 {
+	bool worker = pool->background && pool_worker_running(pool);
+
 	if (!pool_room_for(pool, pool->bufs[i].size) || pool_hint_full(pool, pool->bufs[i].size)) {
-		pool_drop(pool, i, true); /* over a limit: released, as a trim */
-		return;
+		pool_detach(pool, i, true, gone); /* over a limit: released, as a trim */
+		return true;
+	}
+	/* Measured cheaper to allocate than to zero: released here, as a
+	 * close without a pool would (the worker allocates a fresh one),
+	 * so that returned buffers never pile up waiting for it. */
+	if (worker && pool->zero && pool->alloc_ns_mib && pool->scrub_ns_mib &&
+	    pool_alloc_cheaper(pool)) {
+		pool_detach(pool, i, false, gone);
+		return true;
 	}
 	pool->bufs[i].state = BUF_DIRTY;
 	pool_account(pool, (long long)pool->bufs[i].size);
-	if (!pool->background || !pool_worker_running(pool)) {
+	if (!worker) {
 		if (pool_scrub(&pool->bufs[i], pool->zero) < 0) {
 			pool_drop(pool, i, false);
 		} else {
@@ -798,14 +810,16 @@ static void take_back(struct ion_pool *pool, size_t i)
 			pool->bufs[i].since_ns = pool_now_ns();
 		}
 	}
+	return false;
 }
 
 ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 {
+	struct pool_buf gone;
 	struct stat st;
 	size_t i;
 	int refs;
-	bool dirty;
+	bool dirty, released;
 
 	if (!pool || (flags & ~ION_POOL_VOUCH))
 		return -EINVAL;
@@ -851,10 +865,12 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 			return 0;
 		}
 	}
-	take_back(pool, i);
-	dirty = i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
+	released = take_back(pool, i, &gone);
+	dirty = !released && i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
 	pthread_mutex_unlock(pool->lock);
-	if (dirty)
+	if (released)
+		pool_release(&gone);
+	if (dirty || released)
 		pool_wake(pool);
 	return 0;
 }
