@@ -119,9 +119,10 @@ uint64_t pool_now_ns(void);
 size_t pool_class_of(const struct ion_pool *pool, size_t len);
 /* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
 int pool_scrub(struct pool_buf *b, bool zero);
-/* Called with the lock held: a zeroing begun at t0 is done (by a get or
- * the refill worker), for the figures logged at the pool's end. */
-void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool by_get);
+/* Called with the lock held: a zeroing of size begun at t0 is done (by a
+ * get or the refill worker; first: it mapped the buffer too), for the
+ * costs and the figures logged at the pool's end. */
+void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool first, bool by_get);
 /* Called with the lock held: an allocation of size begun at t0 is done. */
 void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
 /* Called with the lock held: whether a fresh buffer (which the kernel

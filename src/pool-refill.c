@@ -37,7 +37,7 @@ static void scrub_unlocked(struct ion_pool *pool)
 {
 	for (;;) {
 		struct pool_buf copy;
-		bool zero, found = false, release = false;
+		bool zero, found = false, release = false, mapped;
 		uint64_t t0;
 		int r;
 
@@ -64,9 +64,10 @@ static void scrub_unlocked(struct ion_pool *pool)
 			continue;
 		}
 		t0 = pool_now_ns();
+		mapped = copy.map != NULL;
 		r = pool_scrub(&copy, zero);
 		pthread_mutex_lock(pool->lock);
-		pool_note_scrub(pool, t0, copy.size, false);
+		pool_note_scrub(pool, t0, copy.size, copy.map && !mapped, false);
 		found = false;
 		for (size_t i = 0; i < pool->n_bufs && !found; i++)
 			if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB) {
