@@ -724,6 +724,48 @@ static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
 	return 0;
 }
 
+/* Whether a buffer of class size is being zeroed by the worker. */
+static bool scrubbing(const struct ion_pool *pool, size_t size)
+{
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].state == BUF_SCRUB && pool->bufs[i].size == size)
+			return true;
+	return false;
+}
+
+/*
+ * The kernel said no (the heap ran out mid-stream): a buffer of the pool
+ * is still one.  A clean one, a dirty one zeroed here, one its holder
+ * closed (the worker may not have read its count yet), or one the worker
+ * is zeroing, waited for (at most 100 ms).  -ENOMEM if there is none.
+ */
+static int get_after_enomem(struct ion_pool *pool, size_t size, int *ret_fd)
+{
+	ssize_t i;
+
+	pthread_mutex_lock(pool->lock);
+	/* Refill by allocation failed: a put keeps its buffer from now on. */
+	pool->refill_after_ns = pool_now_ns() + 1000000000u;
+	for (int waited = 0;; waited++) {
+		i = find_free(pool, size);
+		if (i < 0)
+			i = scrub_one(pool, size);
+		if (i < 0 && pool_reclaim(pool, size, 8, true))
+			i = scrub_one(pool, size);
+		if (i >= 0 || waited == 100 || !scrubbing(pool, size))
+			break;
+		pthread_mutex_unlock(pool->lock);
+		usleep(1000);
+		pthread_mutex_lock(pool->lock);
+	}
+	if (i < 0) {
+		pthread_mutex_unlock(pool->lock);
+		return -ENOMEM;
+	}
+	pool->stats[ION_POOL_STAT_MISSES]--; /* it allocated nothing */
+	return serve(pool, (size_t)i, size, ret_fd);
+}
+
 int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 {
 	const struct ion_heap *heap = NULL;
@@ -757,21 +799,8 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 		pool_wake(pool); /* what came back, zeroed for the next */
 
 	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
-	if (r < 0 && thread_zeroes) {
-		/* The kernel said no: a dirty buffer zeroed here is still one. */
-		pthread_mutex_lock(pool->lock);
-		i = find_free(pool, size);
-		if (i < 0)
-			i = scrub_one(pool, size);
-		/* Or one its holder closed, which the worker has not read yet. */
-		if (i < 0 && pool_reclaim(pool, size, 8, true))
-			i = scrub_one(pool, size);
-		if (i >= 0) {
-			pool->stats[ION_POOL_STAT_MISSES]--; /* it allocated nothing */
-			return serve(pool, (size_t)i, size, ret_fd);
-		}
-		pthread_mutex_unlock(pool->lock);
-	}
+	if (r == -ENOMEM)
+		return get_after_enomem(pool, size, ret_fd);
 	return r < 0 ? r : track_new(pool, heap, fd, size, ret_fd);
 }
 
@@ -801,9 +830,10 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
 	}
 	/* Measured cheaper to allocate than to zero: released here, as a
 	 * close without a pool would (the worker allocates a fresh one),
-	 * so that returned buffers never pile up waiting for it. */
+	 * so that returned buffers never pile up waiting for it; unless the
+	 * heap was found out of memory lately. */
 	if (worker && pool->zero && pool->alloc_ns_mib && pool->scrub_ns_mib &&
-	    pool_alloc_cheaper(pool)) {
+	    pool_alloc_cheaper(pool) && !pool->refill_after_ns) {
 		pool_detach(pool, i, false, gone);
 		return true;
 	}
