@@ -74,6 +74,11 @@ struct ion_pool {
 	size_t scan, bg_scan;
 	struct ion_pool_hint *hints;
 	size_t n_hints;
+	/* Buffers beyond each hint's count the worker keeps ready: one more
+	 * for each get that found none while the worker ran (the stream
+	 * outruns it), up to the count again; back to 0 at a trim.  A
+	 * caller's pool only (a heap pool keeps its hinted count). */
+	size_t ahead;
 	bool zero;
 	bool background;
 	/* What a fresh buffer costs against zeroing a returned one, in ns a
@@ -155,6 +160,8 @@ size_t pool_ready(const struct ion_pool *pool, size_t size);
 size_t pool_clean(const struct ion_pool *pool, size_t size);
 bool pool_hint_full(const struct ion_pool *pool, size_t size);
 bool pool_below_watermark(const struct ion_pool *pool, size_t size);
+/* A hint's count and the buffers kept ahead of a stream. */
+size_t pool_want(const struct ion_pool *pool, size_t h);
 
 /* ---- limits (pool-limits.c) ---- */
 /* Releases what is free again, then idle buffers down to keep bytes. */

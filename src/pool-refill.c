@@ -311,7 +311,7 @@ int pool_fill(struct ion_pool *pool, bool only_low)
 	}
 	for (size_t h = 0; h < pool->n_hints; h++) {
 		size_t size = pool_class_of(pool, pool->hints[h].size);
-		size_t have = pool_clean(pool, size), want = pool->hints[h].count;
+		size_t have = pool_clean(pool, size), want = pool_want(pool, h);
 
 		if (!size || have >= want || (only_low && have > want / 2))
 			continue;

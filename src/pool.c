@@ -776,6 +776,11 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 	pthread_mutex_lock(pool->lock);
 	pool_expire(pool);
 	i = find_free(pool, size);
+	/* None clean while the worker runs: it is behind the stream, and
+	 * keeps one more ready from now on (pool_want()). */
+	if (i < 0 && pool->background && !pool->heap_pool && pool->ahead < 64 &&
+	    pool_worker_running(pool))
+		pool->ahead++;
 	/*
 	 * No clean buffer: with the refill thread at work, the get allocates
 	 * and leaves it to the thread to read the counts and zero what came

@@ -1248,6 +1248,40 @@ static void test_kept_mapping_is_not_a_holder(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 1);
 }
 
+/*
+ * Refilling ahead of a stream: a get that finds no clean buffer while the
+ * worker runs makes the worker keep one more ready (up to the hint's
+ * count again); a trim forgets it.
+ */
+static void test_refill_ahead_of_stream(void **pstate)
+{
+	struct state *s = *pstate;
+	int a, b;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	a = get(s, KiB(64));
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	b = get(s, KiB(64)); /* none clean: the worker is behind */
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	atomic_store(&block_allocs, false);
+	/* Two ready now, not the hint's one. */
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, KiB(128), 5000));
+	sleep_ms(300);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), KiB(128));
+	/* A trim forgets it: back to the hint's one. */
+	assert_true(ion_pool_trim(s->pool, 0) >= 0);
+	pool_wake(s->pool);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, KiB(64), 5000));
+	sleep_ms(300);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), KiB(64));
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, a, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, b, 0), 0);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -1260,6 +1294,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fork_closes_psi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_per_heap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refill_ahead_of_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
