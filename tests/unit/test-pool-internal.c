@@ -580,6 +580,22 @@ static void test_unreadable_count(void **pstate)
 	assert_int_equal(atomic_load(&locked_reads), 0);
 }
 
+/* A pool of one 64K buffer, filled, whose worker is then held in its next
+ * allocation: the one buffer, got. */
+static int get_with_worker_held(struct state *s)
+{
+	int fd;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	fd = get(s, KiB(64));
+	/* The class is empty, below its watermark: the worker refills. */
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	return fd;
+}
+
 /*
  * With the refill thread at work, a get that finds no clean buffer does
  * not zero a dirty one itself (8 MiB is a millisecond and more on the hot
@@ -642,12 +658,7 @@ static void test_get_zeroes_when_heap_is_full(void **pstate)
 	struct stat a, b;
 	int fd, again, r;
 
-	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
-	assert_int_equal(ion_pool_prefill(s->pool), 0);
-	atomic_store(&block_allocs, true);
-	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
-	fd = get(s, KiB(64));
-	assert_true(wait_flag(&alloc_blocked, 5000));
+	fd = get_with_worker_held(s);
 	assert_int_equal(fstat(fd, &a), 0);
 	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0); /* dirty: the thread is held */
 	atomic_store(&main_enomem, true);
@@ -1258,12 +1269,7 @@ static void test_refill_ahead_of_stream(void **pstate)
 	struct state *s = *pstate;
 	int a, b;
 
-	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
-	assert_int_equal(ion_pool_prefill(s->pool), 0);
-	atomic_store(&block_allocs, true);
-	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
-	a = get(s, KiB(64));
-	assert_true(wait_flag(&alloc_blocked, 5000));
+	a = get_with_worker_held(s);
 	b = get(s, KiB(64)); /* none clean: the worker is behind */
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
 	atomic_store(&block_allocs, false);
