@@ -2,7 +2,8 @@
 /*
  * A pool's body and the functions its files share: the cache (pool.c),
  * its hints (pool-hints.c), its limits and statistics (pool-limits.c),
- * the refill thread (pool-refill.c) and heaps' own pools (pool-heap.c).
+ * the refill workers (pool-refill.c), the zeroing and its cost
+ * (pool-scrub.c) and heaps' own pools (pool-heap.c).
  * Nothing outside these files includes it.
  */
 #ifndef LIBION_POOL_INTERNAL_H
@@ -122,17 +123,6 @@ enum hints_origin {
 uint64_t pool_now_ns(void);
 /* The size of the buffers that serve len bytes; 0 for 0 or an overflow. */
 size_t pool_class_of(const struct ion_pool *pool, size_t len);
-/* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
-int pool_scrub(struct pool_buf *b, bool zero);
-/* Called with the lock held: a zeroing of size begun at t0 is done (by a
- * get or the refill worker; first: it mapped the buffer too), for the
- * costs and the figures logged at the pool's end. */
-void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool first, bool by_get);
-/* Called with the lock held: an allocation of size begun at t0 is done. */
-void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
-/* Called with the lock held: whether a fresh buffer (which the kernel
- * zeroes) costs less than zeroing a returned one, as measured. */
-bool pool_alloc_cheaper(const struct ion_pool *pool);
 /* Called with the lock held, as every function on a pool's buffers is. */
 void pool_account(struct ion_pool *pool, long long delta);
 bool pool_room_for(const struct ion_pool *pool, size_t size);
@@ -152,6 +142,19 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 void pool_free(struct ion_pool *pool);
 /* ion_pool_get() for a length already the pool's size for it. */
 int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd);
+
+/* ---- zeroing and its cost (pool-scrub.c) ---- */
+/* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
+int pool_scrub(struct pool_buf *b, bool zero);
+/* Called with the lock held: a zeroing of size begun at t0 is done (by a
+ * get or the refill worker; first: it mapped the buffer too), for the
+ * costs and the figures logged at the pool's end. */
+void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool first, bool by_get);
+/* Called with the lock held: an allocation of size begun at t0 is done. */
+void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
+/* Called with the lock held: whether a fresh buffer (which the kernel
+ * zeroes) costs less than zeroing a returned one, as measured. */
+bool pool_alloc_cheaper(const struct ion_pool *pool);
 
 /* ---- hints (pool-hints.c) ---- */
 int pool_set_hints(struct ion_pool *pool, const struct ion_pool_hint *hints, size_t n,

@@ -201,6 +201,7 @@ static int fake_poll(struct pollfd *fds, nfds_t n, int timeout)
 #include "src/pool-hints.c"
 #include "src/pool-limits.c"
 #include "src/pool-refill.c"
+#include "src/pool-scrub.c"
 #undef ion_read_file
 #undef ion_fd_kind
 #undef ion_solution_pool_ops
