@@ -619,7 +619,7 @@ static const struct ion_heap_pool_source heap_pool_source = {
 
 struct ion_heap_pools *ion_solution_heap_pools(const struct ion_solution *solution)
 {
-	return solution->reg->heap_pools;
+	return ion_heap_pools_of(solution->reg);
 }
 
 uint64_t ion_alloc_config_and_uint(const struct ion_alloc_config *config,

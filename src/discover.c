@@ -452,6 +452,7 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 	if (!reg)
 		return -ENOMEM;
 	atomic_init(&reg->refcount, 1);
+	atomic_init(&reg->state, NULL);
 	if (ion_ctx_sysroot(ctx)[0] && !(reg->root = realpath(ion_ctx_sysroot(ctx), NULL))) {
 		r = errno == ENOMEM ? -ENOMEM : 0;
 		ion_dbg(ctx, "sysroot %s: %m", ion_ctx_sysroot(ctx));
@@ -491,8 +492,6 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 		assign_ids(reg);
 		r = ion_devices_enumerate(ctx, reg);
 	}
-	if (r == 0 && !(reg->heap_pools = ion_heap_pools_new(reg->n_heaps)))
-		r = -ENOMEM;
 	if (r < 0) {
 		ion_registry_unref(reg);
 		return r;

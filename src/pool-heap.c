@@ -3,7 +3,8 @@
  * Heaps' own pools: a heap whose board file gives it a Pool hint gets a
  * pool at its first use, and every allocation of a hinted size is served
  * from it.  The pools and what they found out about a heap live in a
- * table of their own, one a registry, since the heaps are immutable; the
+ * table of their own, one a registry, since the heaps are immutable: this
+ * layer makes it and hangs it on the registry's hook, which frees it; the
  * allocation path reaches them through one hook, ion_heap_pool_alloc().
  */
 #include <errno.h>
@@ -24,17 +25,34 @@ struct heap_slot {
 };
 
 struct ion_heap_pools {
+	struct ion_registry_state base;	/* the registry's hook: first */
 	unsigned int n;
 	struct heap_slot slot[];
 };
 
-struct ion_heap_pools *ion_heap_pools_new(unsigned int n_heaps)
+static void heap_pools_free(struct ion_registry_state *state)
+{
+	struct ion_heap_pools *table = (struct ion_heap_pools *)state;
+
+	for (unsigned int i = 0; i < table->n; i++)
+		for (size_t k = 0; k < 4; k++) {
+			struct ion_pool *pool =
+				atomic_load_explicit(&table->slot[i].pools[k], memory_order_acquire);
+
+			if (pool)
+				pool_free(pool);
+		}
+	free(table);
+}
+
+static struct ion_heap_pools *heap_pools_new(unsigned int n_heaps)
 {
 	struct ion_heap_pools *table =
 		calloc(1, sizeof(*table) + n_heaps * sizeof(table->slot[0]));
 
 	if (!table)
 		return NULL;
+	table->base.free = heap_pools_free;
 	table->n = n_heaps;
 	for (unsigned int i = 0; i < n_heaps; i++) {
 		for (size_t k = 0; k < 4; k++)
@@ -44,17 +62,31 @@ struct ion_heap_pools *ion_heap_pools_new(unsigned int n_heaps)
 	return table;
 }
 
-void ion_heap_pools_free(struct ion_heap_pools *table)
+/*
+ * The pool layer owns the table: made at its first use and hung on the
+ * registry (whose heaps are immutable and whose layer is below this
+ * one) through the registry's one hook, which frees it with the
+ * registry.  Two threads may make one at once: the first to set it wins.
+ */
+struct ion_heap_pools *ion_heap_pools_of(struct ion_registry *reg)
 {
-	for (unsigned int i = 0; table && i < table->n; i++)
-		for (size_t k = 0; k < 4; k++) {
-			struct ion_pool *pool =
-				atomic_load_explicit(&table->slot[i].pools[k], memory_order_acquire);
+	struct ion_registry_state *st, *expected = NULL;
+	struct ion_heap_pools *table;
 
-			if (pool)
-				pool_free(pool);
-		}
-	free(table);
+	if (!reg)
+		return NULL;
+	st = atomic_load_explicit(&reg->state, memory_order_acquire);
+	if (st)
+		return (struct ion_heap_pools *)st;
+	table = heap_pools_new(reg->n_heaps);
+	if (!table)
+		return NULL;
+	if (!atomic_compare_exchange_strong_explicit(&reg->state, &expected, &table->base,
+						     memory_order_acq_rel, memory_order_acquire)) {
+		free(table); /* another thread's came first */
+		return (struct ion_heap_pools *)expected;
+	}
+	return table;
 }
 
 static struct heap_slot *slot_of(struct ion_heap_pools *table, const struct ion_heap *heap)
@@ -103,7 +135,7 @@ static struct ion_pool *heap_pool_new(struct ion_ctx *ctx, struct ion_registry *
 	struct ion_pool *pool = NULL;
 
 	if (source->solve(ctx, reg, heap, flags, &solution) < 0 ||
-	    pool_create(ctx, source->ops, solution, reg->heap_pools, true, true, &pool) < 0 ||
+	    pool_create(ctx, source->ops, solution, ion_heap_pools_of(reg), true, true, &pool) < 0 ||
 	    pool_set_hints(pool, heap->pool_hints, heap->n_pool_hints, HINTS_HEAP) < 0) {
 		if (pool)
 			pool_free(pool);
@@ -120,7 +152,7 @@ static struct ion_pool *heap_pool(struct ion_ctx *ctx, struct ion_registry *reg,
 				  const struct ion_heap *heap, unsigned int flags,
 				  const struct ion_heap_pool_source *source)
 {
-	struct heap_slot *slot = slot_of(reg->heap_pools, heap);
+	struct heap_slot *slot = slot_of(ion_heap_pools_of(reg), heap);
 	struct ion_pools *all = &ctx->pools;
 	struct ion_pool *pool, *expected = NULL;
 
@@ -138,9 +170,9 @@ static struct ion_pool *heap_pool(struct ion_ctx *ctx, struct ion_registry *reg,
 		return expected;
 	}
 	pthread_mutex_lock(&all->lock);
-	if (pools_start_thread(ctx) < 0)
-		ion_dbg(ctx, "heap %s: no background refill thread", heap->name);
-	pools_wake(all);
+	if (pool_start_worker(pool) < 0)
+		ion_dbg(ctx, "heap %s: no background refill worker", heap->name);
+	pool_wake(pool);
 	pthread_mutex_unlock(&all->lock);
 	ion_dbg(ctx, "heap %s: a pool for the board's Pool hint", heap->name);
 	return pool;

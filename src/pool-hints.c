@@ -283,11 +283,18 @@ bool pool_hint_full(const struct ion_pool *pool, size_t size)
 	return false;
 }
 
+size_t pool_want(const struct ion_pool *pool, size_t h)
+{
+	size_t ahead = pool->ahead < pool->hints[h].count ? pool->ahead : pool->hints[h].count;
+
+	return pool->hints[h].count + ahead;
+}
+
 /* Called with the lock held: whether a hinted class fell to half. */
 bool pool_below_watermark(const struct ion_pool *pool, size_t size)
 {
 	for (size_t h = 0; h < pool->n_hints; h++)
 		if (pool_class_of(pool, pool->hints[h].size) == size)
-			return pool_clean(pool, size) <= pool->hints[h].count / 2;
+			return pool_clean(pool, size) <= pool_want(pool, h) / 2;
 	return false;
 }

@@ -2,7 +2,8 @@
 /*
  * A pool's body and the functions its files share: the cache (pool.c),
  * its hints (pool-hints.c), its limits and statistics (pool-limits.c),
- * the refill thread (pool-refill.c) and heaps' own pools (pool-heap.c).
+ * the refill workers (pool-refill.c), the zeroing and its cost
+ * (pool-scrub.c) and heaps' own pools (pool-heap.c).
  * Nothing outside these files includes it.
  */
 #ifndef LIBION_POOL_INTERNAL_H
@@ -38,7 +39,18 @@ struct pool_buf {
 	 * by a hand-out). */
 	uint64_t recheck_ns, looked_ns;
 	unsigned int held_seen;
+	/* The pool's own mapping of a counted buffer, kept from its first
+	 * zeroing on (NULL: none): one more reference in the kernel's count,
+	 * which pool_own_refs() expects. */
+	void *map;
 };
+
+/* The references on a buffer's file when nothing but the pool holds it:
+ * its anchor, and its mapping if it has one. */
+static inline int pool_own_refs(const struct pool_buf *b)
+{
+	return 1 + (b->map != NULL);
+}
 
 struct ion_pool {
 	atomic_int refcount;
@@ -63,10 +75,18 @@ struct ion_pool {
 	size_t scan, bg_scan;
 	struct ion_pool_hint *hints;
 	size_t n_hints;
+	/* Buffers beyond each hint's count the worker keeps ready: one more
+	 * for each get that found none while the worker ran (the stream
+	 * outruns it), up to the count again; back to 0 at a trim.  A
+	 * caller's pool only (a heap pool keeps its hinted count). */
+	size_t ahead;
 	bool zero;
 	bool background;
-	/* Its heap allocates slower than it zeroes (contiguous, CMA): a get
-	 * zeroes a dirty buffer itself rather than allocate. */
+	/* What a fresh buffer costs against zeroing a returned one, in ns a
+	 * MiB (moving averages; 0: not measured yet), and the guess until
+	 * both are measured: a contiguous heap (CMA) allocates slower.  The
+	 * cheaper way refills (pool_alloc_cheaper()). */
+	uint64_t alloc_ns_mib, scrub_ns_mib;
 	bool alloc_slow;
 	unsigned long long max_bytes;
 	uint64_t expiry_ns;
@@ -79,10 +99,16 @@ struct ion_pool {
 	 * alone until then (CMA answers ENOMEM slowly, after trying to
 	 * migrate pages, and the hot path shares the memory). */
 	uint64_t refill_after_ns;
-	/* Under the context's pools lock: the refill thread's pins on the
+	/* Under the context's pools lock: the refill worker's pins on the
 	 * pool while it works on it without that lock. */
 	unsigned int pins;
+	/* The refill worker of its heap, once background refill is on: set
+	 * once (under the context's pools lock), never changed. */
+	_Atomic(struct pool_worker *) worker;
 	unsigned long long stats[ION_POOL_STAT_COUNT];
+	/* For an instrumented run (logged at the pool's end, ION_LOG=debug):
+	 * the zeroings, how many a get did itself, and their time. */
+	unsigned long long scrubs, get_scrubs, scrub_ns, scrub_ns_max;
 	struct ion_pool *next;	/* the context's list */
 };
 
@@ -97,12 +123,12 @@ enum hints_origin {
 uint64_t pool_now_ns(void);
 /* The size of the buffers that serve len bytes; 0 for 0 or an overflow. */
 size_t pool_class_of(const struct ion_pool *pool, size_t len);
-/* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
-int pool_scrub(struct pool_buf *b, bool zero);
 /* Called with the lock held, as every function on a pool's buffers is. */
 void pool_account(struct ion_pool *pool, long long delta);
 bool pool_room_for(const struct ion_pool *pool, size_t size);
 void pool_drop(struct ion_pool *pool, size_t i, bool trimmed);
+void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out);
+void pool_release(struct pool_buf *b);
 int pool_add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state state,
 		 bool counted);
 bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd);
@@ -117,6 +143,19 @@ void pool_free(struct ion_pool *pool);
 /* ion_pool_get() for a length already the pool's size for it. */
 int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd);
 
+/* ---- zeroing and its cost (pool-scrub.c) ---- */
+/* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
+int pool_scrub(struct pool_buf *b, bool zero);
+/* Called with the lock held: a zeroing of size begun at t0 is done (by a
+ * get or the refill worker; first: it mapped the buffer too), for the
+ * costs and the figures logged at the pool's end. */
+void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool first, bool by_get);
+/* Called with the lock held: an allocation of size begun at t0 is done. */
+void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
+/* Called with the lock held: whether a fresh buffer (which the kernel
+ * zeroes) costs less than zeroing a returned one, as measured. */
+bool pool_alloc_cheaper(const struct ion_pool *pool);
+
 /* ---- hints (pool-hints.c) ---- */
 int pool_set_hints(struct ion_pool *pool, const struct ion_pool_hint *hints, size_t n,
 		   enum hints_origin origin);
@@ -124,15 +163,23 @@ size_t pool_ready(const struct ion_pool *pool, size_t size);
 size_t pool_clean(const struct ion_pool *pool, size_t size);
 bool pool_hint_full(const struct ion_pool *pool, size_t size);
 bool pool_below_watermark(const struct ion_pool *pool, size_t size);
+/* A hint's count and the buffers kept ahead of a stream. */
+size_t pool_want(const struct ion_pool *pool, size_t h);
 
 /* ---- limits (pool-limits.c) ---- */
 /* Releases what is free again, then idle buffers down to keep bytes. */
 int pool_trim(struct ion_pool *pool, unsigned long long keep);
 
-/* ---- the refill thread (pool-refill.c) ---- */
-void pools_wake(struct ion_pools *all);
-/* Called with the context's pools lock held. */
-int pools_start_thread(struct ion_ctx *ctx);
+/* ---- the refill workers (pool-refill.c) ---- */
+/* Wakes the pool's worker, if it has one. */
+void pool_wake(const struct ion_pool *pool);
+/* Whether a worker refills the pool in the background now. */
+bool pool_worker_running(const struct ion_pool *pool);
+/* Called with the context's pools lock held: the pool's heap's worker,
+ * started if it is not running. */
+int pool_start_worker(struct ion_pool *pool);
+/* The same with the worker of the heap named (the tests' second heap). */
+int pool_start_worker_for(struct ion_pool *pool, const char *heap);
 /* Fills hinted classes up to their counts (only_low: those at half). */
 int pool_fill(struct ion_pool *pool, bool only_low);
 

@@ -14,11 +14,13 @@ int pool_trim(struct ion_pool *pool, unsigned long long keep)
 	int released = 0;
 
 	pthread_mutex_lock(pool->lock);
+	pool->ahead = 0; /* what a stream made it keep goes too */
 	/* First what its holders closed: its anchor alone still pins it. */
 	for (size_t i = 0; i < pool->n_bufs; i++) {
 		struct pool_buf *b = &pool->bufs[i];
 
-		if (b->state == BUF_OUT && b->counted && pool->ops->refs(b->fd, NULL) == 1 &&
+		if (b->state == BUF_OUT && b->counted &&
+		    pool->ops->refs(b->fd, NULL) == pool_own_refs(b) &&
 		    !pool_found_free(pool, i)) {
 			released++;
 			i--; /* the last entry moved here */

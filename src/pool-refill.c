@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * A context's pools together: the one thread that refills them in the
- * background, reads the kernel's counts and zeroes returned buffers off
- * the hot path, the memory pressure trigger that makes it trim, and what
- * fork() does to the pools.
+ * A context's pools together: the workers (one a heap) that refill them
+ * in the background, read the kernel's counts and zero returned buffers
+ * off the hot path, the memory pressure trigger that makes them trim,
+ * and what fork() does to the pools.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <ion/ion.h>
@@ -22,42 +26,64 @@ static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ion_pools *all_pools;
 
 /*
- * The background thread's zeroing, one buffer at a time without the lock
- * (a memset of megabytes must not stall a hot path's get): the buffer is
- * BUF_SCRUB meanwhile, which nothing else touches, and is found again by
- * its anchor, since other buffers may have moved.
+ * The worker's zeroing, one buffer at a time without the lock (a memset
+ * of megabytes must not stall a hot path's get): the buffer is BUF_SCRUB
+ * meanwhile, which nothing else touches, and is found again by its
+ * anchor, since other buffers may have moved.  Where a fresh buffer (the
+ * kernel zeroes it) was measured to cost less than a memset, a returned
+ * one is released instead, once a zeroing was measured, and
+ * pool_fill() allocates in its place.
  */
 static void scrub_unlocked(struct ion_pool *pool)
 {
 	for (;;) {
 		struct pool_buf copy;
-		bool zero, found = false;
+		bool zero, found = false, release = false, mapped;
+		uint64_t t0;
 		int r;
 
 		pthread_mutex_lock(pool->lock);
-		for (size_t i = 0; i < pool->n_bufs && !found; i++)
-			if (pool->bufs[i].state == BUF_DIRTY) {
+		zero = pool->zero;
+		for (size_t i = 0; i < pool->n_bufs && !found; i++) {
+			if (pool->bufs[i].state != BUF_DIRTY)
+				continue;
+			found = true;
+			/* A fresh one costs less: pool_fill() allocates it. */
+			release = zero && pool->scrub_ns_mib && pool_alloc_cheaper(pool);
+			if (release) {
+				pool_detach(pool, i, false, &copy);
+			} else {
 				pool->bufs[i].state = BUF_SCRUB;
 				copy = pool->bufs[i];
-				found = true;
 			}
-		zero = pool->zero;
+		}
 		pthread_mutex_unlock(pool->lock);
 		if (!found)
 			return;
+		if (release) {
+			pool_release(&copy);
+			continue;
+		}
+		t0 = pool_now_ns();
+		mapped = copy.map != NULL;
 		r = pool_scrub(&copy, zero);
 		pthread_mutex_lock(pool->lock);
-		for (size_t i = 0; i < pool->n_bufs; i++)
+		pool_note_scrub(pool, t0, copy.size, copy.map && !mapped, false);
+		found = false;
+		for (size_t i = 0; i < pool->n_bufs && !found; i++)
 			if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB) {
+				found = true;
+				pool->bufs[i].map = copy.map;
 				if (r < 0) {
 					pool_drop(pool, i, false);
 				} else {
 					pool->bufs[i].state = BUF_FREE;
 					pool->bufs[i].since_ns = pool_now_ns();
 				}
-				break;
 			}
 		pthread_mutex_unlock(pool->lock);
+		if (!found && copy.map)
+			munmap(copy.map, copy.size); /* dropped meanwhile (a fork's child) */
 	}
 }
 
@@ -73,7 +99,7 @@ static void scrub_unlocked(struct ion_pool *pool)
  */
 static void reclaim_unlocked(struct ion_pool *pool)
 {
-	struct { int fd; ino_t ino; unsigned int outs; int refs; ino_t seen; } c[16];
+	struct { int fd; ino_t ino; unsigned int outs; int refs, own; ino_t seen; } c[16];
 	size_t n = 0, i;
 
 	pthread_mutex_lock(pool->lock);
@@ -85,7 +111,8 @@ static void reclaim_unlocked(struct ion_pool *pool)
 			i = 0;
 		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].counted)
 			c[n++] = (typeof(c[0])){ pool->bufs[i].fd, pool->bufs[i].ino,
-						 pool->bufs[i].outs, 0, 0 };
+						 pool->bufs[i].outs, 0,
+						 pool_own_refs(&pool->bufs[i]), 0 };
 	}
 	pool->bg_scan = i;
 	pthread_mutex_unlock(pool->lock);
@@ -99,7 +126,7 @@ static void reclaim_unlocked(struct ion_pool *pool)
 			pool_reclaim(pool, 0, 16, false); /* no inode in fdinfo */
 			break;
 		}
-		if (c[k].refs != 1 || c[k].seen != c[k].ino)
+		if (c[k].refs != c[k].own || c[k].seen != c[k].ino)
 			continue;
 		for (i = 0; i < pool->n_bufs; i++) {
 			struct pool_buf *b = &pool->bufs[i];
@@ -114,18 +141,54 @@ static void reclaim_unlocked(struct ion_pool *pool)
 	pthread_mutex_unlock(pool->lock);
 }
 
-/* ---- the background thread ---- */
+/* ---- the workers ---- */
+
+/*
+ * One refill worker a heap: a thread (all signals blocked) with its own
+ * eventfd, working on the pools whose solution starts with that heap.  A
+ * CMA refill, which can take seconds, never holds up the system heap's
+ * pools (one thread for all made every stream wait for the slowest).
+ * Workers live until the context's end (a pool's worker pointer stays
+ * valid); a forked child has none running, and starts them again.
+ */
+struct pool_worker {
+	struct ion_ctx *ctx;
+	char *heap;		/* the heap's name: the key */
+	pthread_t thread;
+	atomic_int wake_fd;	/* an eventfd, or -1 */
+	/* Set under the context's pools lock, read under a pool's alone. */
+	atomic_bool running;
+	bool stop;		/* under the context's pools lock */
+	bool psi;		/* the one that polls the pressure trigger */
+	/* Its snapshot of the pools it works on, pinned (the context's
+	 * memory, so that a forked child still frees it). */
+	struct ion_pool **snap;
+	size_t snap_cap;
+	struct pool_worker *next;
+};
 
 static void *refill_thread(void *arg);
 
-void pools_wake(struct ion_pools *all)
+static void worker_wake(struct pool_worker *w)
 {
-	int fd = atomic_load_explicit(&all->wake_fd, memory_order_acquire);
+	int fd = w ? atomic_load_explicit(&w->wake_fd, memory_order_acquire) : -1;
 	uint64_t one = 1;
 
 	/* A full counter wakes the thread all the same: no error to mind. */
 	if (fd >= 0)
 		(void)!write(fd, &one, sizeof(one));
+}
+
+void pool_wake(const struct ion_pool *pool)
+{
+	worker_wake(atomic_load_explicit(&pool->worker, memory_order_acquire));
+}
+
+bool pool_worker_running(const struct ion_pool *pool)
+{
+	struct pool_worker *w = atomic_load_explicit(&pool->worker, memory_order_acquire);
+
+	return w && atomic_load_explicit(&w->running, memory_order_acquire);
 }
 
 /* Memory pressure, where the kernel offers PSI: a trigger on 150 ms of
@@ -149,35 +212,86 @@ static int open_psi(struct ion_ctx *ctx)
 	return fd;
 }
 
-/* Called with the context's pools lock held. */
-int pools_start_thread(struct ion_ctx *ctx)
+/* The name of the heap whose worker refills pool: its solution's first. */
+static const char *pool_heap_name(const struct ion_pool *pool)
+{
+	const struct ion_heap *heap = ion_solution_get_heap(pool->solution, 0);
+
+	return heap ? ion_heap_get_name(heap) : "";
+}
+
+/* Called with the context's pools lock held: the worker of the heap, made
+ * if there is none yet (not started); NULL if out of memory. */
+static struct pool_worker *worker_of(struct ion_ctx *ctx, const char *heap)
 {
 	struct ion_pools *all = &ctx->pools;
+	struct pool_worker *w;
+
+	for (w = all->workers; w; w = w->next)
+		if (strcmp(w->heap, heap) == 0)
+			return w;
+	w = calloc(1, sizeof(*w));
+	if (!w || !(w->heap = strdup(heap))) {
+		free(w);
+		return NULL;
+	}
+	w->ctx = ctx;
+	atomic_init(&w->wake_fd, -1);
+	atomic_init(&w->running, false);
+	/* The first worker polls the pressure trigger, for every pool. */
+	w->psi = !all->workers;
+	w->next = all->workers;
+	all->workers = w;
+	return w;
+}
+
+/* Called with the context's pools lock held: starts w's thread. */
+static int worker_start(struct pool_worker *w)
+{
+	struct ion_pools *all = &w->ctx->pools;
 	sigset_t every, old;
 	int r;
 
-	if (atomic_load_explicit(&all->running, memory_order_relaxed))
+	if (atomic_load_explicit(&w->running, memory_order_relaxed))
 		return 0;
-	if (atomic_load_explicit(&all->wake_fd, memory_order_relaxed) < 0) {
+	if (atomic_load_explicit(&w->wake_fd, memory_order_relaxed) < 0) {
 		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
 		if (fd < 0)
 			return neg_errno();
-		atomic_store_explicit(&all->wake_fd, fd, memory_order_release);
+		atomic_store_explicit(&w->wake_fd, fd, memory_order_release);
 	}
 	/* Kept in the context, not the thread: a forked child, which has no
 	 * thread, closes it with the context's other fds. */
-	if (all->psi_fd < 0)
-		all->psi_fd = open_psi(ctx);
-	all->stop = false;
+	if (w->psi && all->psi_fd < 0)
+		all->psi_fd = open_psi(w->ctx);
+	w->stop = false;
 	/* The library's thread takes none of the program's signals. */
 	sigfillset(&every);
 	pthread_sigmask(SIG_SETMASK, &every, &old);
-	r = -pthread_create(&all->thread, NULL, refill_thread, ctx);
+	r = -pthread_create(&w->thread, NULL, refill_thread, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r == 0)
-		atomic_store_explicit(&all->running, true, memory_order_release);
+		atomic_store_explicit(&w->running, true, memory_order_release);
 	return r;
+}
+
+int pool_start_worker(struct ion_pool *pool)
+{
+	return pool_start_worker_for(pool, pool_heap_name(pool));
+}
+
+int pool_start_worker_for(struct ion_pool *pool, const char *heap)
+{
+	struct pool_worker *w = atomic_load_explicit(&pool->worker, memory_order_acquire);
+
+	if (!w) {
+		w = worker_of(pool->ctx, heap);
+		if (!w)
+			return -ENOMEM;
+		atomic_store_explicit(&pool->worker, w, memory_order_release);
+	}
+	return worker_start(w);
 }
 
 /*
@@ -197,22 +311,26 @@ int pool_fill(struct ion_pool *pool, bool only_low)
 	}
 	for (size_t h = 0; h < pool->n_hints; h++) {
 		size_t size = pool_class_of(pool, pool->hints[h].size);
-		size_t have = pool_clean(pool, size), want = pool->hints[h].count;
+		size_t have = pool_clean(pool, size), want = pool_want(pool, h);
 
 		if (!size || have >= want || (only_low && have > want / 2))
 			continue;
 		while (have < want) {
 			const struct ion_heap *heap = NULL;
 			bool counted = false;
+			uint64_t t0;
 			int fd, r;
 
 			if (!pool_room_for(pool, size))
 				break;
 			pthread_mutex_unlock(pool->lock);
+			t0 = pool_now_ns();
 			r = pool->ops->alloc(pool->solution, size, &fd, &heap);
 			if (r == 0)
 				counted = pool_is_counted(pool, heap, fd);
 			pthread_mutex_lock(pool->lock);
+			if (r == 0)
+				pool_note_alloc(pool, t0, size);
 			if (r == 0 && (r = pool_add_buf(pool, fd, size, BUF_FREE, counted)) < 0)
 				close(fd);
 			if (r < 0) {
@@ -236,7 +354,7 @@ int pool_fill(struct ion_pool *pool, bool only_low)
  * it, and the next tick would take it all again. */
 #define PRESSURE_BACKOFF_NS (10 * 1000000000ull)
 
-/* The thread's work on one pool, without the context's pools lock. */
+/* The worker's work on one pool, without the context's pools lock. */
 static void tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure)
 {
 	bool background;
@@ -261,21 +379,54 @@ static void tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure)
 	pool_fill(pool, true);
 }
 
+/* Called with the context's pools lock held: pins w's pools (every pool
+ * under pressure) in its snapshot.  How many. */
+static size_t pin_pools(struct pool_worker *w, bool pressure)
+{
+	size_t n = 0;
+
+	for (struct ion_pool *p = w->ctx->pools.list; p; p = p->next) {
+		if (!pressure && atomic_load_explicit(&p->worker, memory_order_relaxed) != w)
+			continue;
+		if (n == w->snap_cap) {
+			size_t more = n ? 2 * n : 16;
+			struct ion_pool **grown = realloc(w->snap, more * sizeof(*grown));
+
+			if (!grown)
+				break; /* these now, the others next time */
+			w->snap = grown;
+			w->snap_cap = more;
+		}
+		w->snap[n++] = p;
+		p->pins++;
+	}
+	return n;
+}
+
 static void *refill_thread(void *arg)
 {
-	struct ion_ctx *ctx = arg;
+	struct pool_worker *w = arg;
+	struct ion_ctx *ctx = w->ctx;
 	struct ion_pools *all = &ctx->pools;
 	/* Both set before the thread starts, closed after it ends. */
-	int wake_fd = atomic_load_explicit(&all->wake_fd, memory_order_relaxed);
-	int psi = all->psi_fd;
+	int wake_fd = atomic_load_explicit(&w->wake_fd, memory_order_relaxed);
+	int psi = w->psi ? all->psi_fd : -1;
+	struct sched_param batch = { 0 };
 
+	/*
+	 * SCHED_BATCH (no privilege needed): a woken worker does not preempt
+	 * the thread that woke it, which is a get on the hot path.  Under
+	 * SCHED_OTHER it did, and the get's time included the worker's
+	 * zeroing or allocation.  Its share of the CPU stays the same.
+	 */
+	pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
 	for (;;) {
 		struct pollfd fds[2] = {
 			{ .fd = wake_fd, .events = POLLIN },
 			{ .fd = psi, .events = POLLPRI },
 		};
 		uint64_t count;
-		size_t n = 0;
+		size_t n;
 		bool pressure;
 
 		poll(fds, psi >= 0 ? 2 : 1, 100);
@@ -289,29 +440,17 @@ static void *refill_thread(void *arg)
 		 * end waits for its pin (unlink_pool()).
 		 */
 		pthread_mutex_lock(&all->lock);
-		if (all->stop) {
+		if (w->stop) {
 			pthread_mutex_unlock(&all->lock);
 			break;
 		}
-		for (struct ion_pool *p = all->list; p; p = p->next) {
-			if (n == all->snap_cap) {
-				size_t more = n ? 2 * n : 16;
-				struct ion_pool **grown = realloc(all->snap, more * sizeof(*grown));
-
-				if (!grown)
-					break; /* these now, the others next time */
-				all->snap = grown;
-				all->snap_cap = more;
-			}
-			all->snap[n++] = p;
-			p->pins++;
-		}
+		n = pin_pools(w, pressure);
 		pthread_mutex_unlock(&all->lock);
 		for (size_t k = 0; k < n; k++)
-			tend(ctx, all->snap[k], pressure);
+			tend(ctx, w->snap[k], pressure);
 		pthread_mutex_lock(&all->lock);
 		for (size_t k = 0; k < n; k++)
-			all->snap[k]->pins--;
+			w->snap[k]->pins--;
 		if (n)
 			pthread_cond_broadcast(&all->unpinned);
 		pthread_mutex_unlock(&all->lock);
@@ -341,26 +480,33 @@ void ion_pools_fork_parent(void)
 	pthread_mutex_unlock(&all_lock);
 }
 
-/* The child: empty pools, no thread, none of the parent's pooled fds. */
+/* The child: empty pools, no worker running, none of the parent's
+ * pooled fds. */
 void ion_pools_fork_child(void)
 {
 	for (struct ion_pools *all = all_pools; all; all = all->next) {
-		int wake_fd = atomic_exchange_explicit(&all->wake_fd, -1, memory_order_relaxed);
-
 		for (struct ion_pool *p = all->list; p; p = p->next) {
+			/* The pool's mappings stayed with the parent
+			 * (MADV_DONTFORK): nothing to unmap here. */
+			for (size_t i = 0; i < p->n_bufs; i++)
+				p->bufs[i].map = NULL;
 			while (p->n_bufs)
 				pool_drop(p, p->n_bufs - 1, false);
-			p->pins = 0; /* the parent's thread's */
+			p->pins = 0; /* the parent's workers' */
 			pthread_mutex_unlock(p->lock);
 		}
-		if (wake_fd >= 0)
-			close(wake_fd);
+		for (struct pool_worker *w = all->workers; w; w = w->next) {
+			int wake_fd = atomic_exchange_explicit(&w->wake_fd, -1, memory_order_relaxed);
+
+			if (wake_fd >= 0)
+				close(wake_fd);
+			atomic_store_explicit(&w->running, false, memory_order_relaxed);
+		}
 		if (all->psi_fd >= 0)
 			close(all->psi_fd);
 		all->psi_fd = -1;
 		/* A thread of the parent may have waited on it. */
 		pthread_cond_init(&all->unpinned, NULL);
-		atomic_store_explicit(&all->running, false, memory_order_relaxed);
 		pthread_mutex_unlock(&all->lock);
 	}
 	pthread_mutex_unlock(&all_lock);
@@ -374,12 +520,9 @@ void ion_pools_init(struct ion_pools *pools)
 	pthread_mutex_init(&pools->lock, NULL);
 	atomic_init(&pools->held, 0);
 	atomic_init(&pools->limit, 0);
-	atomic_init(&pools->running, false);
-	atomic_init(&pools->wake_fd, -1);
+	pools->workers = NULL;
 	pools->psi_fd = -1;
 	pthread_cond_init(&pools->unpinned, NULL);
-	pools->snap = NULL;
-	pools->snap_cap = 0;
 	pthread_mutex_lock(&all_lock);
 	pools->next = all_pools;
 	all_pools = pools;
@@ -388,8 +531,6 @@ void ion_pools_init(struct ion_pools *pools)
 
 void ion_pools_stop(struct ion_pools *pools)
 {
-	bool joined;
-
 	pthread_mutex_lock(&all_lock);
 	for (struct ion_pools **p = &all_pools; *p; p = &(*p)->next)
 		if (*p == pools) {
@@ -397,26 +538,36 @@ void ion_pools_stop(struct ion_pools *pools)
 			break;
 		}
 	pthread_mutex_unlock(&all_lock);
-	pthread_mutex_lock(&pools->lock);
-	pools->stop = true;
-	joined = atomic_exchange_explicit(&pools->running, false, memory_order_acq_rel);
-	pools_wake(pools);
-	pthread_mutex_unlock(&pools->lock);
-	if (joined)
-		pthread_join(pools->thread, NULL);
+	for (struct pool_worker *w = pools->workers; w; w = w->next) {
+		bool joined;
+
+		pthread_mutex_lock(&pools->lock);
+		w->stop = true;
+		joined = atomic_exchange_explicit(&w->running, false, memory_order_acq_rel);
+		worker_wake(w);
+		pthread_mutex_unlock(&pools->lock);
+		if (joined)
+			pthread_join(w->thread, NULL);
+	}
 }
 
 void ion_pools_fini(struct ion_pools *pools)
 {
-	int wake_fd = atomic_load_explicit(&pools->wake_fd, memory_order_relaxed);
-
 	/* Users' pools hold the context alive, and the heap pools went
-	 * with their registries: none is left. */
-	if (wake_fd >= 0)
-		close(wake_fd);
+	 * with their registries: none is left, nor any worker running. */
+	while (pools->workers) {
+		struct pool_worker *w = pools->workers;
+		int wake_fd = atomic_load_explicit(&w->wake_fd, memory_order_relaxed);
+
+		pools->workers = w->next;
+		if (wake_fd >= 0)
+			close(wake_fd);
+		free(w->snap);
+		free(w->heap);
+		free(w);
+	}
 	if (pools->psi_fd >= 0)
 		close(pools->psi_fd);
-	free(pools->snap);
 	pthread_cond_destroy(&pools->unpinned);
 	pthread_mutex_destroy(&pools->lock);
 }
@@ -446,8 +597,8 @@ ION_EXPORT int ion_pool_set_background(struct ion_pool *pool, int background)
 	pool->background = background != 0;
 	pthread_mutex_unlock(pool->lock);
 	if (background)
-		r = pools_start_thread(pool->ctx);
-	pools_wake(all);
+		r = pool_start_worker(pool);
+	pool_wake(pool);
 	pthread_mutex_unlock(&all->lock);
 	return r;
 }

@@ -3,8 +3,9 @@
  * Pools: buffers kept ready in user space, so that a hot path takes one
  * with a single fcntl() instead of waiting on the kernel.  This file is
  * the cache itself: size classes, get and put, reclaim, expiry, limits
- * and statistics.  The hints are pool-hints.c's, the refill thread
- * pool-refill.c's, heaps' own pools pool-heap.c's.
+ * and statistics.  The hints are pool-hints.c's, the refill workers
+ * pool-refill.c's, the zeroing and its cost pool-scrub.c's, heaps' own
+ * pools pool-heap.c's.
  *
  * Each buffer of a pool has an anchor, the pool's own fd of it; a caller
  * gets a duplicate.  A buffer is handed out again only when nothing else
@@ -76,27 +77,6 @@ size_t pool_class_of(const struct ion_pool *pool, size_t len)
 	return pool->heap_pool ? page_round(len) : size_class(len);
 }
 
-/* Zeroes a buffer and ends CPU access, so that its caches are clean
- * before a device sees it.  0 or a negative errno (the buffer goes then). */
-int pool_scrub(struct pool_buf *b, bool zero)
-{
-	void *p;
-	int r;
-
-	if (!zero)
-		return ion_sync(b->fd, ION_SYNC_END | ION_SYNC_WRITE);
-	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
-	if (p == MAP_FAILED)
-		return neg_errno();
-	r = ion_sync(b->fd, ION_SYNC_START | ION_SYNC_WRITE);
-	if (r == 0) {
-		memset(p, 0, b->size);
-		r = ion_sync(b->fd, ION_SYNC_END | ION_SYNC_WRITE);
-	}
-	munmap(p, b->size);
-	return r;
-}
-
 /* ---- held bytes ---- */
 
 void pool_account(struct ion_pool *pool, long long delta)
@@ -121,8 +101,9 @@ bool pool_room_for(const struct ion_pool *pool, size_t size)
 	return !limit || total + size <= limit;
 }
 
-/* Called with the pool's lock held: releases buffer i. */
-void pool_drop(struct ion_pool *pool, size_t i, bool trimmed)
+/* Called with the pool's lock held: takes buffer i off the pool, into
+ * *out, whose fd and mapping the caller releases (pool_release()). */
+void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out)
 {
 	struct pool_buf *b = &pool->bufs[i];
 
@@ -130,11 +111,30 @@ void pool_drop(struct ion_pool *pool, size_t i, bool trimmed)
 		pool_account(pool, -(long long)b->size);
 	if (trimmed)
 		pool->stats[ION_POOL_STAT_TRIMS]++;
+	if (b->fd < 0)
+		pool->n_unanchored--;
+	*out = *b;
+	pool->bufs[i] = pool->bufs[--pool->n_bufs];
+}
+
+/* A detached buffer's mapping and anchor, released: the kernel frees
+ * the memory here if nothing else holds it, which takes milliseconds
+ * for megabytes, so the worker does it without the lock. */
+void pool_release(struct pool_buf *b)
+{
+	if (b->map)
+		munmap(b->map, b->size);
 	if (b->fd >= 0)
 		close(b->fd);
-	else
-		pool->n_unanchored--;
-	pool->bufs[i] = pool->bufs[--pool->n_bufs];
+}
+
+/* Called with the pool's lock held: releases buffer i. */
+void pool_drop(struct ion_pool *pool, size_t i, bool trimmed)
+{
+	struct pool_buf b;
+
+	pool_detach(pool, i, trimmed, &b);
+	pool_release(&b);
 }
 
 /*
@@ -293,7 +293,7 @@ bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot
 			if (pass == 0 ? lately : hot && (!lately || b->looked_ns == now))
 				continue;
 			max--;
-			if (pool->ops->refs(b->fd, NULL) != 1) {
+			if (pool->ops->refs(b->fd, NULL) != pool_own_refs(b)) {
 				if (hot)
 					recheck_later(b, now);
 				continue;
@@ -356,10 +356,12 @@ void pool_free(struct ion_pool *pool)
 {
 	const unsigned long long *st = pool->stats;
 
-	ion_dbg(pool->ctx, "%spool done: %llu hits, %llu misses, %llu refills, %llu reclaims, %llu trims, %llu bytes at most",
+	ion_dbg(pool->ctx, "%spool done: %llu hits, %llu misses, %llu refills, %llu reclaims, %llu trims, %llu bytes at most; "
+		"%llu zeroings (%llu by a get), %llu us on average, %llu us at most",
 		pool->heap_pool ? "heap " : "", st[ION_POOL_STAT_HITS], st[ION_POOL_STAT_MISSES],
 		st[ION_POOL_STAT_REFILLS], st[ION_POOL_STAT_RECLAIMS], st[ION_POOL_STAT_TRIMS],
-		st[ION_POOL_STAT_HIGH_WATER]);
+		st[ION_POOL_STAT_HIGH_WATER], pool->scrubs, pool->get_scrubs,
+		pool->scrubs ? pool->scrub_ns / pool->scrubs / 1000 : 0, pool->scrub_ns_max / 1000);
 	unlink_pool(pool);
 	pthread_mutex_lock(pool->lock);
 	while (pool->n_bufs)
@@ -385,6 +387,7 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 	if (!pool)
 		return -ENOMEM;
 	atomic_init(&pool->refcount, 1);
+	atomic_init(&pool->worker, NULL);
 	pool->lock = &pool->lock_storage;
 	pthread_mutex_init(pool->lock, NULL);
 	pool->ctx = heap_pool ? ctx : ion_ctx_ref(ctx);
@@ -453,7 +456,8 @@ ION_EXPORT struct ion_pool *ion_pool_unref(struct ion_pool *pool)
 static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 {
 	struct pool_buf copy;
-	bool zero = pool->zero;
+	bool zero = pool->zero, mapped;
+	uint64_t t0;
 	ssize_t i;
 	int r;
 
@@ -465,14 +469,21 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 	pool->bufs[i].state = BUF_SCRUB;
 	copy = pool->bufs[i];
 	pthread_mutex_unlock(pool->lock);
+	t0 = pool_now_ns();
+	mapped = copy.map != NULL;
 	r = pool_scrub(&copy, zero);
 	pthread_mutex_lock(pool->lock);
+	pool_note_scrub(pool, t0, copy.size, copy.map && !mapped, true);
 	/* Found again by its anchor: other buffers may have moved. */
 	for (i = 0; i < (ssize_t)pool->n_bufs; i++)
 		if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB)
 			break;
-	if (i == (ssize_t)pool->n_bufs)
+	if (i == (ssize_t)pool->n_bufs) {
+		if (copy.map)
+			munmap(copy.map, copy.size);
 		return -1;
+	}
+	pool->bufs[i].map = copy.map;
 	if (r < 0) {
 		pool_drop(pool, (size_t)i, false);
 		return -1;
@@ -483,24 +494,30 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 
 /*
  * Called with the lock held, when no buffer of class size is clean:
- * whether a get leaves the zeroing to the refill thread and allocates.
- * Yes while the thread runs and keeps up, unless the heap allocates
- * slower than a memset (contiguous: CMA migrates pages) or there is
- * nothing to zero (zeroing off: only CPU access to end).  The thread
+ * whether a get leaves the zeroing to the refill worker and allocates.
+ * Yes while the worker runs and keeps up, unless zeroing costs less than
+ * allocating on this heap (as measured, pool_alloc_cheaper()) or there
+ * is nothing to zero (zeroing off: only CPU access to end).  The worker
  * lags once as many buffers of the class wait for it as the hint keeps
  * ready (two at least): a get then zeroes one itself, or a pool whose
- * thread lags would grow by a buffer a get.  Buffers out count too: one
- * its holder closed stays out until a count is read, which only the
- * thread does on this path, so with twice the lag out a get reads counts
- * itself (the 5.10 VM's 16-thread test grew its pool to the fd limit).
+ * worker lags would grow by a buffer a get.  Buffers out count too: one
+ * its holder closed stays out until a count is read, so with twice the
+ * lag out (*reclaim) a get reads counts itself before it allocates (the
+ * 5.10 VM's 16-thread test grew its pool to the fd limit without), but
+ * no longer zeroes for that alone: a stream that holds four frames
+ * against a hint of two made every fourth get zero 8 MiB itself.
  */
-static bool leave_to_thread(const struct ion_pool *pool, size_t size)
+static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *reclaim)
 {
 	size_t waiting = 0, out = 0, lag = 2;
 
-	if (!pool->background || !pool->zero || pool->alloc_slow ||
-	    !atomic_load_explicit(&pool->ctx->pools.running, memory_order_acquire))
+	if (!pool->background || !pool->zero || !pool_alloc_cheaper(pool) ||
+	    !pool_worker_running(pool))
 		return false;
+	/* Measured cheaper to allocate: the worker releases what waits
+	 * rather than zero it, so nothing it lags at is worth a memset. */
+	if (pool->alloc_ns_mib && pool->scrub_ns_mib)
+		lag = SIZE_MAX;
 	for (size_t h = 0; h < pool->n_hints; h++)
 		if (pool_class_of(pool, pool->hints[h].size) == size && pool->hints[h].count > lag)
 			lag = pool->hints[h].count;
@@ -510,7 +527,8 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size)
 			waiting++;
 		else if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_OUT)
 			out++;
-	return waiting < lag && out < 2 * lag;
+	*reclaim = out >= 2 * (lag == SIZE_MAX ? 2 : lag);
+	return waiting < lag;
 }
 
 /* Called with the lock held: hands out buffer i (free); its fd for the
@@ -558,7 +576,7 @@ static int serve(struct ion_pool *pool, size_t i, size_t size, int *ret_fd)
 	if (fd < 0)
 		return fd;
 	if (low)
-		pools_wake(&pool->ctx->pools);
+		pool_wake(pool);
 	*ret_fd = fd;
 	return 0;
 }
@@ -599,48 +617,88 @@ static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
 	return 0;
 }
 
+/* Whether a buffer of class size is being zeroed by the worker. */
+static bool scrubbing(const struct ion_pool *pool, size_t size)
+{
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].state == BUF_SCRUB && pool->bufs[i].size == size)
+			return true;
+	return false;
+}
+
+/*
+ * The kernel said no (the heap ran out mid-stream): a buffer of the pool
+ * is still one.  A clean one, a dirty one zeroed here, one its holder
+ * closed (the worker may not have read its count yet), or one the worker
+ * is zeroing, waited for (at most 100 ms).  -ENOMEM if there is none.
+ */
+static int get_after_enomem(struct ion_pool *pool, size_t size, int *ret_fd)
+{
+	ssize_t i;
+
+	pthread_mutex_lock(pool->lock);
+	/* Refill by allocation failed: a put keeps its buffer from now on. */
+	pool->refill_after_ns = pool_now_ns() + 1000000000u;
+	for (int waited = 0;; waited++) {
+		i = find_free(pool, size);
+		if (i < 0)
+			i = scrub_one(pool, size);
+		if (i < 0 && pool_reclaim(pool, size, 8, true))
+			i = scrub_one(pool, size);
+		if (i >= 0 || waited == 100 || !scrubbing(pool, size))
+			break;
+		pthread_mutex_unlock(pool->lock);
+		usleep(1000);
+		pthread_mutex_lock(pool->lock);
+	}
+	if (i < 0) {
+		pthread_mutex_unlock(pool->lock);
+		return -ENOMEM;
+	}
+	pool->stats[ION_POOL_STAT_MISSES]--; /* it allocated nothing */
+	return serve(pool, (size_t)i, size, ret_fd);
+}
+
 int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 {
 	const struct ion_heap *heap = NULL;
-	bool thread_zeroes = false;
+	bool thread_zeroes = false, reclaim = false;
 	ssize_t i;
 	int fd, r;
 
 	pthread_mutex_lock(pool->lock);
 	pool_expire(pool);
 	i = find_free(pool, size);
+	/* None clean while the worker runs: it is behind the stream, and
+	 * keeps one more ready from now on (pool_want()). */
+	if (i < 0 && pool->background && !pool->heap_pool && pool->ahead < 64 &&
+	    pool_worker_running(pool))
+		pool->ahead++;
 	/*
 	 * No clean buffer: with the refill thread at work, the get allocates
 	 * and leaves it to the thread to read the counts and zero what came
 	 * back, off the hot path (a memset of 8 MiB is a millisecond and
 	 * more).  Else it takes back and zeroes a buffer of the class itself.
 	 */
-	if (i < 0 && !(thread_zeroes = leave_to_thread(pool, size))) {
+	if (i < 0 && !(thread_zeroes = leave_to_thread(pool, size, &reclaim))) {
 		i = scrub_one(pool, size);
 		/* Before asking the kernel: buffers of the class free again. */
 		if (i < 0 && pool_reclaim(pool, size, 8, true))
 			i = scrub_one(pool, size);
+	} else if (i < 0 && reclaim) {
+		/* Closed ones back (dirty: the worker's), then allocate. */
+		pool_reclaim(pool, size, 8, true);
 	}
 	if (i >= 0)
 		return serve(pool, (size_t)i, size, ret_fd);
 	pool->stats[ION_POOL_STAT_MISSES]++;
 	pthread_mutex_unlock(pool->lock);
 	if (thread_zeroes)
-		pools_wake(&pool->ctx->pools); /* what came back, zeroed for the next */
+		pool_wake(pool); /* what came back, zeroed for the next */
 
 	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
-	if (r < 0 && thread_zeroes) {
-		/* The kernel said no: a dirty buffer zeroed here is still one. */
-		pthread_mutex_lock(pool->lock);
-		i = find_free(pool, size);
-		if (i < 0)
-			i = scrub_one(pool, size);
-		if (i >= 0) {
-			pool->stats[ION_POOL_STAT_MISSES]--; /* it allocated nothing */
-			return serve(pool, (size_t)i, size, ret_fd);
-		}
-		pthread_mutex_unlock(pool->lock);
-	}
+	if (r == -ENOMEM)
+		return get_after_enomem(pool, size, ret_fd);
 	return r < 0 ? r : track_new(pool, heap, fd, size, ret_fd);
 }
 
@@ -657,17 +715,29 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 }
 
 /* Called with the lock held: buffer i, back and held by nothing else,
- * becomes dirty, or goes where a limit or a full hint says so. */
-static void take_back(struct ion_pool *pool, size_t i)
+ * becomes dirty, or goes where a limit, a full hint or the costs say so:
+ * then true, the buffer detached into *gone for the caller to release
+ * without the lock. */
+static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
 {
+	bool worker = pool->background && pool_worker_running(pool);
+
 	if (!pool_room_for(pool, pool->bufs[i].size) || pool_hint_full(pool, pool->bufs[i].size)) {
-		pool_drop(pool, i, true); /* over a limit: released, as a trim */
-		return;
+		pool_detach(pool, i, true, gone); /* over a limit: released, as a trim */
+		return true;
+	}
+	/* Measured cheaper to allocate than to zero: released here, as a
+	 * close without a pool would (the worker allocates a fresh one),
+	 * so that returned buffers never pile up waiting for it; unless the
+	 * heap was found out of memory lately. */
+	if (worker && pool->zero && pool->alloc_ns_mib && pool->scrub_ns_mib &&
+	    pool_alloc_cheaper(pool) && !pool->refill_after_ns) {
+		pool_detach(pool, i, false, gone);
+		return true;
 	}
 	pool->bufs[i].state = BUF_DIRTY;
 	pool_account(pool, (long long)pool->bufs[i].size);
-	if (!pool->background ||
-	    !atomic_load_explicit(&pool->ctx->pools.running, memory_order_acquire)) {
+	if (!worker) {
 		if (pool_scrub(&pool->bufs[i], pool->zero) < 0) {
 			pool_drop(pool, i, false);
 		} else {
@@ -675,14 +745,16 @@ static void take_back(struct ion_pool *pool, size_t i)
 			pool->bufs[i].since_ns = pool_now_ns();
 		}
 	}
+	return false;
 }
 
 ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 {
+	struct pool_buf gone;
 	struct stat st;
 	size_t i;
 	int refs;
-	bool dirty;
+	bool dirty, released;
 
 	if (!pool || (flags & ~ION_POOL_VOUCH))
 		return -EINVAL;
@@ -723,16 +795,18 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 		 * device), it stays out: pool_reclaim() takes it back once its
 		 * count says free. */
 		refs = pool->ops->refs(pool->bufs[i].fd, NULL);
-		if (refs != 1) {
+		if (refs != pool_own_refs(&pool->bufs[i])) {
 			pthread_mutex_unlock(pool->lock);
 			return 0;
 		}
 	}
-	take_back(pool, i);
-	dirty = i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
+	released = take_back(pool, i, &gone);
+	dirty = !released && i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
 	pthread_mutex_unlock(pool->lock);
-	if (dirty)
-		pools_wake(&pool->ctx->pools);
+	if (released)
+		pool_release(&gone);
+	if (dirty || released)
+		pool_wake(pool);
 	return 0;
 }
 

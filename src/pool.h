@@ -3,7 +3,7 @@
  * Pools: buffers kept ready in user space.  Mutable, each pool with its
  * own lock, outside the (immutable) registry; the context keeps the list
  * of its pools, the pools of heaps that a board file gives a Pool hint,
- * and the one thread that refills them in the background.
+ * and the workers (one a heap) that refill them in the background.
  */
 #ifndef LIBION_POOL_H
 #define LIBION_POOL_H
@@ -41,26 +41,21 @@ struct ion_pool_ops {
 	int (*refs)(int fd, ino_t *ret_ino);
 };
 
+struct pool_worker;
+
 /* What a context keeps of its pools (embedded in struct ion_ctx). */
 struct ion_pools {
-	pthread_mutex_t lock;		/* the list, the heap pools, the thread */
+	pthread_mutex_t lock;		/* the list, the heap pools, the workers */
 	struct ion_pool *list;		/* every pool of the context, heap pools too */
 	atomic_ullong held;		/* bytes all pools hold */
 	atomic_ullong limit;		/* 0: none; read under a pool's lock alone */
-	/* The background thread: started by the first pool that wants it.
-	 * running is set under the lock, read under a pool's lock alone. */
-	atomic_bool running;
-	bool stop;
-	pthread_t thread;
-	atomic_int wake_fd;		/* an eventfd, or -1 */
-	int psi_fd;			/* the thread's memory pressure trigger, or -1 */
-	/* The thread works on a pinned snapshot of the list, without the
-	 * lock; a pool's end waits here until its pins are gone.  The
-	 * snapshot's array is the thread's (the context's, so that a forked
-	 * child, which has no thread, still reaches it). */
+	/* The refill workers, one a heap (pool-refill.c), each started by
+	 * the first pool of its heap that wants one, freed at the end. */
+	struct pool_worker *workers;
+	int psi_fd;			/* the memory pressure trigger, or -1 */
+	/* A worker works on a pinned snapshot of the list, without the
+	 * lock; a pool's end waits here until its pins are gone. */
 	pthread_cond_t unpinned;
-	struct ion_pool **snap;
-	size_t snap_cap;
 	struct ion_pools *next;		/* every context's, for fork() */
 };
 
@@ -70,7 +65,7 @@ void ion_pools_init(struct ion_pools *pools);
 void ion_pools_fork_prepare(void);
 void ion_pools_fork_parent(void);
 void ion_pools_fork_child(void);
-/* At the context's end: ion_pools_stop() stops the thread, before the
+/* At the context's end: ion_pools_stop() stops the workers, before the
  * registry (whose table holds the heap pools) goes; ion_pools_fini() then
  * frees what is left. */
 void ion_pools_stop(struct ion_pools *pools);
@@ -79,12 +74,14 @@ void ion_pools_fini(struct ion_pools *pools);
 /*
  * Each heap's mutable side, one table a registry (whose heaps are
  * immutable): its pools by cache flags, made on first use, and what the
- * pools found out about its buffers.  Made before the registry is
- * published, freed with it (the heap pools with it, as their heaps go).
+ * pools found out about its buffers.  The pool layer makes it at its
+ * first use and hangs it on the registry's hook (registry.h's
+ * ion_registry_state), which frees it, the heap pools with it, as the
+ * registry and its heaps go.
  */
 struct ion_heap_pools;
-struct ion_heap_pools *ion_heap_pools_new(unsigned int n_heaps);
-void ion_heap_pools_free(struct ion_heap_pools *table);
+/* reg's table, made now if it is not yet; NULL if out of memory. */
+struct ion_heap_pools *ion_heap_pools_of(struct ion_registry *reg);
 /* The heap's cell for ion_fdinfo_trackable(), or NULL. */
 atomic_int *ion_heap_pools_maps_known(struct ion_heap_pools *table,
 				      const struct ion_heap *heap);

@@ -152,6 +152,7 @@ static void heap_free(struct ion_heap *h)
 
 static void registry_free(struct ion_registry *reg)
 {
+	struct ion_registry_state *st = atomic_load_explicit(&reg->state, memory_order_acquire);
 	int state;
 
 	/* Whoever drops the last reference: a heap pool's end may wait. */
@@ -159,8 +160,10 @@ static void registry_free(struct ion_registry *reg)
 	for (unsigned int i = 0; i < reg->n_devices; i++)
 		ion_device_release(reg->devices[i]);
 	free(reg->devices);
-	/* The heap pools before their heaps, as they allocate from them. */
-	ion_heap_pools_free(reg->heap_pools);
+	/* A layer's state (the heap pools) before the heaps, as they
+	 * allocate from them. */
+	if (st)
+		st->free(st);
 	for (unsigned int i = 0; i < reg->n_heaps; i++)
 		heap_free(reg->heaps[i]);
 	free(reg->heaps);

@@ -63,6 +63,11 @@ struct ion_heap {
 
 struct ion_device;
 
+/* What a layer above attaches to a registry: its body begins so. */
+struct ion_registry_state {
+	void (*free)(struct ion_registry_state *state);
+};
+
 struct ion_registry {
 	/* The context's, while it is the current one, and one for each
 	 * holder: a solution, a device a user holds, a call under way. */
@@ -78,11 +83,13 @@ struct ion_registry {
 	uint64_t mem_total, cma_total;	/* /proc/meminfo's, in bytes (0: unknown) */
 	struct ion_device **devices;	/* the devices discovery read */
 	unsigned int n_devices;
-	/* The heaps' mutable side (pool.h): their pools and what the pools
-	 * found out, by heap index, with atomics of its own.  Made before
-	 * the registry is published, freed with it. */
-	struct ion_heap_pools *heap_pools;
+	/* The mutable side a layer above keeps of these heaps (the pools',
+	 * pool-heap.c): made by that layer on first use, set once
+	 * atomically, freed through its own hook when the registry goes.
+	 * The registry knows neither its body nor its layer. */
+	_Atomic(struct ion_registry_state *) state;
 };
+
 
 /* ---- for backends, while they probe ---- */
 

@@ -84,7 +84,7 @@ tsan=${build}-tsan
 [ -d "$tsan" ] || meson setup "$tsan" -Db_sanitize=thread -Db_lundef=false \
 	-Dvm_tests=disabled -Dtests=enabled >/dev/null
 meson compile -C "$tsan" >/dev/null
-TSAN_OPTIONS=halt_on_error=1 mtest "$tsan" unit-util unit-registry unit-ion \
+TSAN_OPTIONS=halt_on_error=1 mtest "$tsan" unit-util unit-registry unit-ion unit-pool-internal \
 	host-compat host-heaps host-expected-heaps host-buffer host-pool host-hostile host-hotplug \
 	host-dmabufheap || failed=1
 

@@ -43,14 +43,34 @@ static atomic_int fail_fd = -1;
 static pthread_mutex_t *_Atomic watched;
 static atomic_int locked_reads;
 
-/* fdinfo: "ino" and "count", the fds of this process on the inode. */
+/* The mappings of an inode in this process: each holds a reference on
+ * the file, as the kernel counts them (the pool keeps one). */
+static int mappings_of(ino_t ino)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	int n = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long inode = 0;
+
+		if (sscanf(line, "%*s %*s %*s %*s %llu", &inode) == 1 && inode == (unsigned long long)ino)
+			n++;
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* fdinfo: "ino" and "count", the fds of this process on the inode and
+ * its mappings. */
 static int fake_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
 {
 	int fd = atoi(path + strlen("/proc/self/fdinfo/")), n = 0;
 	pthread_mutex_t *lock = atomic_load(&watched);
 	struct stat me, st;
 	struct dirent *e;
-	char *text;
+	char *text, self[40];
 	DIR *dir;
 
 	(void)max;
@@ -62,7 +82,12 @@ static int fake_read_file(const char *path, size_t max, char **ret_text, size_t 
 	}
 	if (fd == atomic_load(&fail_fd))
 		return -EMFILE;
-	if (fstat(fd, &me) < 0)
+	/* By path, as the kernel's fdinfo is read: the worker reads counts
+	 * without the pool's lock, while a put may close the anchor (the
+	 * inode check makes that safe); fstat(fd) would be a use of the fd
+	 * itself, which ThreadSanitizer rightly calls a race. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	if (stat(self, &me) < 0)
 		return -errno;
 	dir = opendir("/proc/self/fd");
 	if (!dir)
@@ -77,6 +102,7 @@ static int fake_read_file(const char *path, size_t max, char **ret_text, size_t 
 			n++;
 	}
 	closedir(dir);
+	n += mappings_of(me.st_ino);
 	text = malloc(128);
 	if (!text)
 		return -ENOMEM;
@@ -94,17 +120,24 @@ static int fake_fd_kind(int fd)
 
 /*
  * The refill thread's allocations stop here while block_allocs is set
- * (the main thread's go on): a CMA allocation that takes seconds.  The
- * main thread's fail with ENOMEM while main_enomem is set.
+ * (the main thread's go on): a CMA allocation that takes seconds; only
+ * block_only's when that is set.  The main thread's fail with ENOMEM
+ * while main_enomem is set, every thread's while all_enomem is (a heap
+ * that runs out).
  */
-static atomic_bool block_allocs, alloc_blocked, main_enomem;
+static atomic_bool block_allocs, alloc_blocked, main_enomem, all_enomem;
+static const struct ion_solution *_Atomic block_only;
 
 static int fake_alloc_len(const struct ion_solution *solution, size_t len, int *ret_fd,
 			  const struct ion_heap **ret_heap)
 {
+	const struct ion_solution *only = atomic_load(&block_only);
+
+	if (atomic_load(&all_enomem))
+		return -ENOMEM;
 	if (pthread_equal(pthread_self(), main_thread) && atomic_load(&main_enomem))
 		return -ENOMEM;
-	if (!pthread_equal(pthread_self(), main_thread)) {
+	if (!pthread_equal(pthread_self(), main_thread) && (!only || only == solution)) {
 		for (int ms = 0; atomic_load(&block_allocs) && ms < 10000; ms++) {
 			struct timespec ts = { 0, 1000000 };
 
@@ -168,6 +201,7 @@ static int fake_poll(struct pollfd *fds, nfds_t n, int timeout)
 #include "src/pool-hints.c"
 #include "src/pool-limits.c"
 #include "src/pool-refill.c"
+#include "src/pool-scrub.c"
 #undef ion_read_file
 #undef ion_fd_kind
 #undef ion_solution_pool_ops
@@ -217,7 +251,7 @@ static bool stat_reaches(const struct ion_pool *pool, enum ion_pool_stat st,
 /* The cell where the pools keep whether a heap's kernel counts mappings. */
 static atomic_int *maps_known(struct ion_ctx *ctx, const struct ion_heap *h)
 {
-	atomic_int *known = ion_heap_pools_maps_known(atomic_load(&ctx->registry)->heap_pools, h);
+	atomic_int *known = ion_heap_pools_maps_known(ion_heap_pools_of(atomic_load(&ctx->registry)), h);
 
 	assert_non_null(known);
 	return known;
@@ -233,6 +267,8 @@ static int setup(void **pstate)
 	main_thread = pthread_self();
 	atomic_store(&block_allocs, false);
 	atomic_store(&main_enomem, false);
+	atomic_store(&all_enomem, false);
+	atomic_store(&block_only, NULL);
 	atomic_store(&pressure_pending, false);
 	atomic_store(&fake_psi_fd, -1);
 	atomic_store(&fail_fd, -1);
@@ -477,7 +513,7 @@ static void test_pressure_backs_off(void **pstate)
 	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, KiB(256), 5000));
 	assert_true(atomic_load(&fake_psi_fd) >= 0);
 	atomic_store(&pressure_pending, true);
-	pools_wake(&s->ctx->pools);
+	pool_wake(s->pool);
 	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, 0, 5000));
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_TRIMS), 4);
 	/* Five ticks and more: nothing refilled. */
@@ -545,6 +581,22 @@ static void test_unreadable_count(void **pstate)
 	assert_int_equal(atomic_load(&locked_reads), 0);
 }
 
+/* A pool of one 64K buffer, filled, whose worker is then held in its next
+ * allocation: the one buffer, got. */
+static int get_with_worker_held(struct state *s)
+{
+	int fd;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	fd = get(s, KiB(64));
+	/* The class is empty, below its watermark: the worker refills. */
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	return fd;
+}
+
 /*
  * With the refill thread at work, a get that finds no clean buffer does
  * not zero a dirty one itself (8 MiB is a millisecond and more on the hot
@@ -585,6 +637,7 @@ static void test_get_leaves_zeroing_to_thread(void **pstate)
 	/* One dirty, but a contiguous heap: zeroed here, not allocated. */
 	pthread_mutex_lock(s->pool->lock);
 	s->pool->alloc_slow = true;
+	s->pool->alloc_ns_mib = 0; /* unmeasured: the heap's kind decides */
 	pthread_mutex_unlock(s->pool->lock);
 	fourth = get(s, KiB(64));
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 3);
@@ -606,12 +659,7 @@ static void test_get_zeroes_when_heap_is_full(void **pstate)
 	struct stat a, b;
 	int fd, again, r;
 
-	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
-	assert_int_equal(ion_pool_prefill(s->pool), 0);
-	atomic_store(&block_allocs, true);
-	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
-	fd = get(s, KiB(64));
-	assert_true(wait_flag(&alloc_blocked, 5000));
+	fd = get_with_worker_held(s);
 	assert_int_equal(fstat(fd, &a), 0);
 	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0); /* dirty: the thread is held */
 	atomic_store(&main_enomem, true);
@@ -889,7 +937,7 @@ static struct ion_ctx *hinted_ctx(const char *dir, struct ion_pool **ret_pool)
 	atomic_store(maps_known(ctx, h), 1);
 	if (ion_ctx_alloc(ctx, "memfd", KiB(12), 0, &fd) == 0)
 		close(fd);
-	*ret_pool = ion_heap_pools_peek(atomic_load(&ctx->registry)->heap_pools, h, 0);
+	*ret_pool = ion_heap_pools_peek(ion_heap_pools_of(atomic_load(&ctx->registry)), h, 0);
 	return ctx;
 }
 
@@ -1018,6 +1066,229 @@ static void test_board_hint_low_nofile(void **pstate)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * One refill worker a heap: a refill that takes seconds on one heap (CMA
+ * migrating pages) does not hold up another heap's pool.  The host has
+ * one heap, so the second pool is given the worker of a heap named
+ * otherwise, as a pool of a second heap gets.
+ */
+static void test_worker_per_heap(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_alloc_config *config;
+	struct ion_solution *sol;
+	struct ion_pool *other;
+
+	/* A solution of its own, which the fake allocator does not hold. */
+	assert_int_equal(ion_alloc_config_new(&config), 0);
+	assert_int_equal(ion_alloc_config_set_size(config, 4096), 0);
+	assert_int_equal(ion_alloc_config_set_heap(config, "memfd"), 0);
+	assert_int_equal(ion_ctx_solve(s->ctx, config, &sol), 0);
+	ion_alloc_config_free(config);
+	assert_ptr_not_equal(sol, s->sol);
+	assert_int_equal(ion_pool_new(sol, &other), 0);
+	ion_solution_unref(sol);
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_set_hints(other, "2x64K"), 0);
+	atomic_store(&block_only, s->sol);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	pthread_mutex_lock(&s->ctx->pools.lock);
+	pthread_mutex_lock(other->lock);
+	other->background = true;
+	pthread_mutex_unlock(other->lock);
+	assert_int_equal(pool_start_worker_for(other, "other-heap"), 0);
+	pool_wake(other);
+	pthread_mutex_unlock(&s->ctx->pools.lock);
+	/* The other heap's pool fills while the first's refill is stuck. */
+	assert_true(stat_reaches(other, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
+	assert_true(atomic_load(&alloc_blocked));
+	atomic_store(&block_allocs, false);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(ion_pool_set_background(other, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	ion_pool_unref(other);
+}
+
+/* The inodes of the n fds: none the same (no buffer handed out twice). */
+static void assert_distinct(const int *fds, int n)
+{
+	struct stat a, b;
+
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++) {
+			if (fds[i] < 0 || fds[j] < 0)
+				continue;
+			assert_int_equal(fstat(fds[i], &a), 0);
+			assert_int_equal(fstat(fds[j], &b), 0);
+			assert_false(a.st_ino == b.st_ino && a.st_dev == b.st_dev);
+		}
+}
+
+#define STREAM_HELD 4
+
+/* A stream of n gets from s->pool, holding STREAM_HELD (4), handing the oldest back
+ * (or closing it, every other time: the kernel's count brings it back);
+ * from get enomem_at on, the heap is out of memory. */
+static void stream(struct state *s, int n, int enomem_at)
+{
+	int held[STREAM_HELD];
+
+	for (int k = 0; k < STREAM_HELD; k++)
+		held[k] = -1;
+	for (int i = 0; i < n; i++) {
+		int fd = -1;
+
+		if (i == enomem_at)
+			atomic_store(&all_enomem, true);
+		if (held[i % STREAM_HELD] >= 0) {
+			if (i % 2)
+				assert_int_equal(ion_pool_put(s->pool, held[i % STREAM_HELD], 0), 0);
+			else
+				close(held[i % STREAM_HELD]);
+			held[i % STREAM_HELD] = -1;
+		}
+		assert_int_equal(ion_pool_get(s->pool, KiB(64), &fd), 0);
+		held[i % STREAM_HELD] = fd;
+		assert_distinct(held, STREAM_HELD);
+		sleep_ms(1);
+	}
+	for (int k = 0; k < STREAM_HELD; k++)
+		if (held[k] >= 0)
+			assert_int_equal(ion_pool_put(s->pool, held[k], 0), 0);
+	atomic_store(&all_enomem, false);
+}
+
+/*
+ * A heap that runs out mid-stream: the stream goes on with the buffers
+ * it has (recycled, zeroed), none handed out twice; and a stream that
+ * stops and starts again finds its buffers ready.  No fd is left behind.
+ */
+static void test_stream_runs_out_stops_restarts(void **pstate)
+{
+	struct state *s = *pstate;
+	struct fd_use before = fd_use_since(NULL), after;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	stream(s, 40, 20);
+	/* Stopped: the worker fills the class again meanwhile. */
+	sleep_ms(300);
+	assert_true(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD) >= KiB(128));
+	stream(s, 40, -1);
+	/* What the stream closed, back through the worker's reads (before
+	 * the trim closes anchors the worker may be reading). */
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 0, 5000));
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	assert_true(ion_pool_trim(s->pool, 0) >= 0);
+	after = fd_use_since(&before);
+	assert_int_equal(after.buffers, 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
+}
+
+/*
+ * fork() while the worker is in the middle of a refill (its allocation
+ * held): the child's pools are empty and it holds none of the pool's
+ * fds; the parent's refill completes after.
+ */
+static void test_fork_during_refill(void **pstate)
+{
+	struct state *s = *pstate;
+	int fd, status;
+	pid_t pid;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	fd = get(s, KiB(64)); /* an anchor the child must close */
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct ion_pool *p = s->pool;
+		bool empty;
+
+		pthread_mutex_lock(p->lock);
+		empty = p->n_bufs == 0;
+		pthread_mutex_unlock(p->lock);
+		/* Its own fd of the buffer only: the anchor was closed. */
+		_exit(empty && fds_on(fd) == 1 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	atomic_store(&block_allocs, false);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/*
+ * The pool's own mapping (kept from a buffer's first zeroing) is one
+ * reference the pool expects; a caller's mapping is another, and holds
+ * the buffer out.
+ */
+static void test_kept_mapping_is_not_a_holder(void **pstate)
+{
+	struct state *s = *pstate;
+	struct stat a, b;
+	void *p;
+	int fd, again;
+
+	fd = get(s, KiB(64));
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0); /* zeroed: mapped */
+	fd = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 1);
+	p = mmap(NULL, KiB(64), PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	assert_int_equal(fstat(fd, &a), 0);
+	close(fd);
+	/* Mapped by the caller: not handed out again, nor taken back. */
+	again = get(s, KiB(64));
+	assert_int_equal(fstat(again, &b), 0);
+	assert_true(a.st_ino != b.st_ino);
+	assert_true(ion_pool_trim(s->pool, ~0ull) >= 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 0);
+	munmap(p, KiB(64));
+	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
+	/* Unmapped and closed: the pool's mapping alone is left, and the
+	 * buffer comes back. */
+	assert_true(ion_pool_trim(s->pool, ~0ull) >= 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 1);
+}
+
+/*
+ * Refilling ahead of a stream: a get that finds no clean buffer while the
+ * worker runs makes the worker keep one more ready (up to the hint's
+ * count again); a trim forgets it.
+ */
+static void test_refill_ahead_of_stream(void **pstate)
+{
+	struct state *s = *pstate;
+	int a, b;
+
+	a = get_with_worker_held(s);
+	b = get(s, KiB(64)); /* none clean: the worker is behind */
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
+	atomic_store(&block_allocs, false);
+	/* Two ready now, not the hint's one. */
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, KiB(128), 5000));
+	sleep_ms(300);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), KiB(128));
+	/* A trim forgets it: back to the hint's one. */
+	assert_true(ion_pool_trim(s->pool, 0) >= 0);
+	pool_wake(s->pool);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BYTES_HELD, KiB(64), 5000));
+	sleep_ms(300);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), KiB(64));
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, a, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, b, 0), 0);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -1029,6 +1300,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pressure_backs_off, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_closes_psi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_count, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_worker_per_heap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refill_ahead_of_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
