@@ -247,9 +247,11 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 
 			/* Nothing of the last row's stays held. */
 			ion_ctx_trim_pools(ctx);
+			ionctl_progress("bench", "--pool, %s, %zu bytes...", row.heap, sizes[k]);
 			row.error = bench_solve_heap(ctx, h, sizes[k], &sol);
 			if (row.error == 0)
 				measure(sol, &raw, sizes[k], rounds, &row);
+			ionctl_progress_done();
 			if (row.error && !exhausted(row.error))
 				failed++;
 			else

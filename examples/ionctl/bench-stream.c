@@ -244,6 +244,9 @@ static void run_streams(struct ion_ctx *ctx, struct stream *st, size_t n)
 	for (int mode = RUN_POOL; mode <= RUN_FLOOR; mode++) {
 		/* Nothing of the last stream's stays held. */
 		ion_ctx_trim_pools(ctx);
+		ionctl_progress("bench", "--pool, %zu stream%s on %s, %s...", n, n == 1 ? "" : "s",
+				ion_heap_get_name(st[0].heap),
+				mode == RUN_POOL ? "pooled" : mode == RUN_FLOOR ? "the floor" : "raw");
 		for (size_t k = 0; k < n; k++) {
 			st[k].mode = mode;
 			started[k] = st[k].error == 0 &&
@@ -255,6 +258,7 @@ static void run_streams(struct ion_ctx *ctx, struct stream *st, size_t n)
 			if (started[k])
 				pthread_join(threads[k], NULL);
 	}
+	ionctl_progress_done();
 	for (size_t k = 0; k < n; k++) {
 		ion_solution_unref(st[k].sol);
 		st[k].sol = NULL;
