@@ -8,7 +8,29 @@
 #include "context.h"
 #include "fork.h"
 #include "monitor.h"
+#include "pool.h"
 #include "registry.h"
+
+/* The context's body, which no other file sees (context.h's getters). */
+struct ion_ctx {
+	atomic_int refcount;
+	char *sysroot;		/* "" for "/" */
+	ion_log_fn log_fn;
+	int log_priority;
+	void *userdata;
+
+	/* The heaps.d folders, NULL-terminated (empty: none), or NULL: the
+	 * defaults.  From ion_ctx_set_heaps_path() it may hold more than
+	 * ION_HEAPS_PATHS_MAX, which discovery logs and leaves out. */
+	char **heaps_paths;
+
+	pthread_mutex_t discover_lock;
+	/* NULL until discovery succeeds; immutable once set. */
+	_Atomic(struct ion_registry *) registry;
+
+	struct ion_pools pools;	/* mutable, with locks of their own */
+	struct ion_monitor *monitor; /* made on first ion_ctx_get_monitor_fd() */
+};
 
 __attribute__((format(printf, 6, 0)))
 static void log_stderr(struct ion_ctx *ctx, int priority, const char *file,
@@ -253,6 +275,11 @@ struct ion_monitor **ion_ctx_monitor_slot(struct ion_ctx *ctx)
 struct ion_pools *ion_ctx_pools(struct ion_ctx *ctx)
 {
 	return &ctx->pools;
+}
+
+int ion_ctx_get_refcount(struct ion_ctx *ctx)
+{
+	return atomic_load(&ctx->refcount);
 }
 
 void ion_ctx_log_conf_error(void *userdata, const char *file, unsigned int line,

@@ -9,7 +9,6 @@
 
 #include <ion/libion.h>
 
-#include "pool.h"
 #include "util.h"
 
 /* Marks the definition of a public call (the build hides everything else). */
@@ -17,26 +16,8 @@
 
 struct ion_registry;
 struct ion_monitor;
+struct ion_pools;
 
-struct ion_ctx {
-	atomic_int refcount;
-	char *sysroot;		/* "" for "/" */
-	ion_log_fn log_fn;
-	int log_priority;
-	void *userdata;
-
-	/* The heaps.d folders, NULL-terminated (empty: none), or NULL: the
-	 * defaults.  From ion_ctx_set_heaps_path() it may hold more than
-	 * ION_HEAPS_PATHS_MAX, which discovery logs and leaves out. */
-	char **heaps_paths;
-
-	pthread_mutex_t discover_lock;
-	/* NULL until discovery succeeds; immutable once set. */
-	_Atomic(struct ion_registry *) registry;
-
-	struct ion_pools pools;	/* mutable, with locks of their own */
-	struct ion_monitor *monitor; /* made on first ion_ctx_get_monitor_fd() */
-};
 
 void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
 	     const char *fn, const char *format, ...)
@@ -85,6 +66,8 @@ _Atomic(struct ion_registry *) *ion_ctx_registry_slot(struct ion_ctx *ctx);
 struct ion_monitor **ion_ctx_monitor_slot(struct ion_ctx *ctx);
 /* The context's pools (their own locks). */
 struct ion_pools *ion_ctx_pools(struct ion_ctx *ctx);
+/* The references held, for the unit tests' checks of who holds one. */
+int ion_ctx_get_refcount(struct ion_ctx *ctx);
 
 /* sysroot + path, malloc'ed; NULL on ENOMEM. */
 char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);

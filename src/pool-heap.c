@@ -153,7 +153,7 @@ static struct ion_pool *heap_pool(struct ion_ctx *ctx, struct ion_registry *reg,
 				  const struct ion_heap_pool_source *source)
 {
 	struct heap_slot *slot = slot_of(ion_heap_pools_of(reg), heap);
-	struct ion_pools *all = &ctx->pools;
+	struct ion_pools *all = ion_ctx_pools(ctx);
 	struct ion_pool *pool, *expected = NULL;
 
 	if (!slot)

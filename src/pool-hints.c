@@ -67,7 +67,7 @@ static uint64_t heap_memory(const struct ion_registry *reg, const struct ion_hea
 static void hint_limits_read(const struct ion_pool *pool, struct hint_limits *lim)
 {
 	const struct ion_registry *reg =
-		atomic_load_explicit(&pool->ctx->registry, memory_order_acquire);
+		atomic_load_explicit(ion_ctx_registry_slot(pool->ctx), memory_order_acquire);
 	int n = ion_solution_get_heap_count(pool->solution);
 	uint64_t ram = ram_total(reg), memory = n > 0 ? 0 : ram;
 	struct rlimit nofile;

@@ -95,7 +95,7 @@ ION_EXPORT int ion_ctx_set_pool_limit(struct ion_ctx *ctx, unsigned long long by
 
 	if (!ctx)
 		return -EINVAL;
-	all = &ctx->pools;
+	all = ion_ctx_pools(ctx);
 	pthread_mutex_lock(&all->lock);
 	atomic_store_explicit(&all->limit, bytes, memory_order_relaxed);
 	/* A lower limit holds at once: pools give up idle buffers, in turn,
@@ -121,9 +121,9 @@ ION_EXPORT int ion_ctx_trim_pools(struct ion_ctx *ctx)
 
 	if (!ctx)
 		return -EINVAL;
-	pthread_mutex_lock(&ctx->pools.lock);
-	for (struct ion_pool *p = ctx->pools.list; p; p = p->next)
+	pthread_mutex_lock(&ion_ctx_pools(ctx)->lock);
+	for (struct ion_pool *p = ion_ctx_pools(ctx)->list; p; p = p->next)
 		n += pool_trim(p, 0);
-	pthread_mutex_unlock(&ctx->pools.lock);
+	pthread_mutex_unlock(&ion_ctx_pools(ctx)->lock);
 	return n;
 }

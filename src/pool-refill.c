@@ -224,7 +224,7 @@ static const char *pool_heap_name(const struct ion_pool *pool)
  * if there is none yet (not started); NULL if out of memory. */
 static struct pool_worker *worker_of(struct ion_ctx *ctx, const char *heap)
 {
-	struct ion_pools *all = &ctx->pools;
+	struct ion_pools *all = ion_ctx_pools(ctx);
 	struct pool_worker *w;
 
 	for (w = all->workers; w; w = w->next)
@@ -248,7 +248,7 @@ static struct pool_worker *worker_of(struct ion_ctx *ctx, const char *heap)
 /* Called with the context's pools lock held: starts w's thread. */
 static int worker_start(struct pool_worker *w)
 {
-	struct ion_pools *all = &w->ctx->pools;
+	struct ion_pools *all = ion_ctx_pools(w->ctx);
 	sigset_t every, old;
 	int r;
 
@@ -385,7 +385,7 @@ static size_t pin_pools(struct pool_worker *w, bool pressure)
 {
 	size_t n = 0;
 
-	for (struct ion_pool *p = w->ctx->pools.list; p; p = p->next) {
+	for (struct ion_pool *p = ion_ctx_pools(w->ctx)->list; p; p = p->next) {
 		if (!pressure && atomic_load_explicit(&p->worker, memory_order_relaxed) != w)
 			continue;
 		if (n == w->snap_cap) {
@@ -407,7 +407,7 @@ static void *refill_thread(void *arg)
 {
 	struct pool_worker *w = arg;
 	struct ion_ctx *ctx = w->ctx;
-	struct ion_pools *all = &ctx->pools;
+	struct ion_pools *all = ion_ctx_pools(ctx);
 	/* Both set before the thread starts, closed after it ends. */
 	int wake_fd = atomic_load_explicit(&w->wake_fd, memory_order_relaxed);
 	int psi = w->psi ? all->psi_fd : -1;
@@ -591,7 +591,7 @@ ION_EXPORT int ion_pool_set_background(struct ion_pool *pool, int background)
 
 	if (!pool)
 		return -EINVAL;
-	all = &pool->ctx->pools;
+	all = ion_ctx_pools(pool->ctx);
 	pthread_mutex_lock(&all->lock);
 	pthread_mutex_lock(pool->lock);
 	pool->background = background != 0;

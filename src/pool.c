@@ -81,7 +81,7 @@ size_t pool_class_of(const struct ion_pool *pool, size_t len)
 
 void pool_account(struct ion_pool *pool, long long delta)
 {
-	struct ion_pools *all = &pool->ctx->pools;
+	struct ion_pools *all = ion_ctx_pools(pool->ctx);
 
 	pool->held += (unsigned long long)delta;
 	if (pool->held > pool->stats[ION_POOL_STAT_HIGH_WATER])
@@ -92,7 +92,7 @@ void pool_account(struct ion_pool *pool, long long delta)
 /* Whether size more bytes fit the pool's limit and the context's. */
 bool pool_room_for(const struct ion_pool *pool, size_t size)
 {
-	const struct ion_pools *all = &pool->ctx->pools;
+	const struct ion_pools *all = ion_ctx_pools(pool->ctx);
 	unsigned long long total = atomic_load_explicit(&all->held, memory_order_relaxed);
 	unsigned long long limit = atomic_load_explicit(&all->limit, memory_order_relaxed);
 
@@ -338,7 +338,7 @@ static ssize_t find_free(const struct ion_pool *pool, size_t size)
 
 static void unlink_pool(struct ion_pool *pool)
 {
-	struct ion_pools *all = &pool->ctx->pools;
+	struct ion_pools *all = ion_ctx_pools(pool->ctx);
 
 	pthread_mutex_lock(&all->lock);
 	for (struct ion_pool **p = &all->list; *p; p = &(*p)->next)
@@ -380,7 +380,7 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 		struct ion_solution *solution, struct ion_heap_pools *heaps,
 		bool heap_pool, bool background, struct ion_pool **ret)
 {
-	struct ion_pools *all = &ctx->pools;
+	struct ion_pools *all = ion_ctx_pools(ctx);
 	struct ion_pool *pool = calloc(1, sizeof(*pool));
 	const struct ion_heap *heap;
 

@@ -251,7 +251,7 @@ static bool stat_reaches(const struct ion_pool *pool, enum ion_pool_stat st,
 /* The cell where the pools keep whether a heap's kernel counts mappings. */
 static atomic_int *maps_known(struct ion_ctx *ctx, const struct ion_heap *h)
 {
-	atomic_int *known = ion_heap_pools_maps_known(ion_heap_pools_of(atomic_load(&ctx->registry)), h);
+	atomic_int *known = ion_heap_pools_maps_known(ion_heap_pools_of(atomic_load(ion_ctx_registry_slot(ctx))), h);
 
 	assert_non_null(known);
 	return known;
@@ -487,9 +487,9 @@ static void test_refill_off_the_global_lock(void **pstate)
 	atomic_store(&block_allocs, true);
 	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
 	assert_true(wait_flag(&alloc_blocked, 5000));
-	busy = pthread_mutex_trylock(&s->ctx->pools.lock);
+	busy = pthread_mutex_trylock(&ion_ctx_pools(s->ctx)->lock);
 	if (busy == 0)
-		pthread_mutex_unlock(&s->ctx->pools.lock);
+		pthread_mutex_unlock(&ion_ctx_pools(s->ctx)->lock);
 	atomic_store(&block_allocs, false);
 	assert_int_equal(busy, 0);
 	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
@@ -937,7 +937,7 @@ static struct ion_ctx *hinted_ctx(const char *dir, struct ion_pool **ret_pool)
 	atomic_store(maps_known(ctx, h), 1);
 	if (ion_ctx_alloc(ctx, "memfd", KiB(12), 0, &fd) == 0)
 		close(fd);
-	*ret_pool = ion_heap_pools_peek(ion_heap_pools_of(atomic_load(&ctx->registry)), h, 0);
+	*ret_pool = ion_heap_pools_peek(ion_heap_pools_of(atomic_load(ion_ctx_registry_slot(ctx))), h, 0);
 	return ctx;
 }
 
@@ -1094,13 +1094,13 @@ static void test_worker_per_heap(void **pstate)
 	atomic_store(&block_allocs, true);
 	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
 	assert_true(wait_flag(&alloc_blocked, 5000));
-	pthread_mutex_lock(&s->ctx->pools.lock);
+	pthread_mutex_lock(&ion_ctx_pools(s->ctx)->lock);
 	pthread_mutex_lock(other->lock);
 	other->background = true;
 	pthread_mutex_unlock(other->lock);
 	assert_int_equal(pool_start_worker_for(other, "other-heap"), 0);
 	pool_wake(other);
-	pthread_mutex_unlock(&s->ctx->pools.lock);
+	pthread_mutex_unlock(&ion_ctx_pools(s->ctx)->lock);
 	/* The other heap's pool fills while the first's refill is stuck. */
 	assert_true(stat_reaches(other, ION_POOL_STAT_REFILLS, 2, 5000));
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);

@@ -1255,7 +1255,7 @@ static void expect_plane(struct ion_buffer *b, unsigned int p, unsigned int stri
 static void test_pitch_alignment(void **state)
 {
 	struct ion_ctx *ctx = ctx_with_board(fallback_board);
-	struct ion_registry *reg = atomic_load(&ctx->registry);
+	struct ion_registry *reg = atomic_load(ion_ctx_registry_slot(ctx));
 	struct ion_device *pitch256 = NULL, *wish1k = NULL;
 	struct ion_buffer *b;
 
