@@ -661,6 +661,22 @@ int ion_solution_for_heap(struct ion_ctx *ctx, struct ion_registry *reg,
 	return r;
 }
 
+/* A pool of the solution's buffers, handed the one allocation loop and
+ * the kernel's counts (the pool layer knows no solution's insides). */
+ION_EXPORT int ion_pool_new(struct ion_solution *solution, struct ion_pool **ret_pool)
+{
+	const struct ion_pool_hint *hints;
+	size_t n = 0;
+
+	if (!solution || !ret_pool)
+		return -EINVAL;
+	/* The first device of the solution that a board gives a Pool hint. */
+	for (unsigned int i = 0; !n && ion_solution_pool_hints(solution, i, &hints, &n); i++)
+		;
+	return ion_pool_create(solution->ctx, &ion_solution_pool_ops, solution,
+			       ion_heap_pools_of(solution->reg), hints, n, ret_pool);
+}
+
 bool ion_solution_pool_hints(const struct ion_solution *solution, unsigned int index,
 			     const struct ion_pool_hint **ret_hints, size_t *ret_n)
 {

@@ -27,7 +27,6 @@
 
 #include <ion/ion.h>
 
-#include "alloc.h"
 #include "pool-internal.h"
 #include "solver.h"
 
@@ -408,28 +407,20 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 	return 0;
 }
 
-ION_EXPORT int ion_pool_new(struct ion_solution *solution, struct ion_pool **ret_pool)
+int ion_pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
+		    struct ion_solution *solution, struct ion_heap_pools *heaps,
+		    const struct ion_pool_hint *hints, size_t n, struct ion_pool **ret)
 {
-	const struct ion_pool_hint *hints;
 	struct ion_pool *pool;
-	size_t n = 0;
-	int r;
+	int r = pool_create(ctx, ops, solution, heaps, false, false, &pool);
 
-	if (!solution || !ret_pool)
-		return -EINVAL;
-	/* Handed the solution's allocate call and the kernel's counts. */
-	r = pool_create(ion_solution_ctx(solution), &ion_solution_pool_ops, solution,
-			ion_solution_heap_pools(solution), false, false, &pool);
 	if (r < 0)
 		return r;
-	/* The first device of the solution that a board gives a Pool hint. */
-	for (unsigned int i = 0; !n && ion_solution_pool_hints(solution, i, &hints, &n); i++)
-		;
 	if (n && (r = pool_set_hints(pool, hints, n, HINTS_DEVICE)) < 0) {
 		pool_free(pool);
 		return r;
 	}
-	*ret_pool = pool;
+	*ret = pool;
 	return 0;
 }
 

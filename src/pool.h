@@ -42,6 +42,7 @@ struct ion_pool_ops {
 };
 
 struct pool_worker;
+struct ion_pool_hint;
 
 /* What a context keeps of its pools (embedded in struct ion_ctx). */
 struct ion_pools {
@@ -88,6 +89,16 @@ atomic_int *ion_heap_pools_maps_known(struct ion_heap_pools *table,
 /* The heap's pool for these cache flags, if made yet (for tests). */
 struct ion_pool *ion_heap_pools_peek(struct ion_heap_pools *table,
 				     const struct ion_heap *heap, unsigned int flags);
+
+/*
+ * A user's pool (ion_pool_new(), in alloc.c) of solution's buffers: handed
+ * ops, the table of solution's registry, and a device's Pool hint (n
+ * hints, 0: none); it takes a reference on solution and on ctx.  0 with
+ * *ret, or a negative errno.
+ */
+int ion_pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
+		    struct ion_solution *solution, struct ion_heap_pools *heaps,
+		    const struct ion_pool_hint *hints, size_t n, struct ion_pool **ret);
 
 /* What the allocation path hands a heap pool at its first use: the
  * pool's ops, and how to make a solution for the heap alone (one that
