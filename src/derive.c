@@ -91,47 +91,46 @@ static int derive_masters(struct ion_device *dev, const struct ion_dma_facts *f,
 						 : ": contiguous assumed"));
 }
 
+/* The rule's answer is platform.c's (ion_dma_need()); here it is only
+ * worded, by what it rests on. */
 static int derive_iommu(struct ion_device *dev, const struct ion_dma_facts *f,
 			struct ion_conf_props *props)
 {
 	enum ion_dma_need need = ion_dma_need(f);
+	const bool contiguous = need != ION_DMA_SCATTER;
+	const char *fact = NULL, *fact_value = NULL, *src = NULL;
 	int r = 0;
 
 	if (f->iommu == ION_IOMMU_DANGLING)
 		r = ion_attrs_add(&dev->facts, "iommu_group", "dangles: counted as no IOMMU",
 				  "%s/iommu_group", f->iommu_at);
-	if (r < 0)
+	if (r < 0 || need == ION_DMA_NOTHING_KNOWN)
 		return r;
 	if (f->iommu == ION_IOMMU_BEHIND) {
-		r = ion_attrs_add(&dev->facts, "iommu", "behind an IOMMU", "%s/iommu_group", f->iommu_at);
-		return r < 0 ? r : set_derived(props, ION_KEY_CONTIGUOUS, 0,
-			ion_device_own_string(dev, "derived: %s/iommu_group: behind an IOMMU, scattered memory is fine",
-					      f->iommu_at));
-	}
-	if (f->n_masters)
+		fact = "iommu";
+		fact_value = "behind an IOMMU";
+		r = ion_attrs_add(&dev->facts, fact, fact_value, "%s/iommu_group", f->iommu_at);
+		src = ion_device_own_string(dev, "derived: %s/iommu_group: behind an IOMMU, scattered memory is fine",
+					    f->iommu_at);
+	} else if (f->n_masters) {
 		return derive_masters(dev, f, need, props);
-	if (f->node == ION_DT_OWN) {
+	} else if (f->node == ION_DT_OWN) {
 		r = ion_attrs_add(&dev->facts, "iommu", "none: a device-tree DMA master sees physical addresses",
 				  "%s/of_node", f->node_at);
-		return r < 0 ? r : set_derived(props, ION_KEY_CONTIGUOUS, 1,
-			ion_device_own_string(dev, "derived: %s/of_node, no iommu_group: a device-tree DMA master outside any IOMMU",
-					      f->node_at));
-	}
-	if (f->node == ION_DT_PARENT) {
+		src = ion_device_own_string(dev, "derived: %s/of_node, no iommu_group: a device-tree DMA master outside any IOMMU",
+					    f->node_at);
+	} else if (f->node == ION_DT_PARENT) {
 		r = ion_attrs_add(&dev->facts, "of_node", "none of its own: its parent's, no IOMMU",
 				  "%s/of_node", f->node_at);
-		return r < 0 ? r : set_derived(props, ION_KEY_CONTIGUOUS, 1,
-			ion_device_own_string(dev, "derived: %s has no of_node; its parent %s/of_node, no iommu_group: a device-tree DMA master outside any IOMMU",
-					      dev->parent, f->node_at));
-	}
-	if (f->node == ION_DT_UNKNOWN) {
+		src = ion_device_own_string(dev, "derived: %s has no of_node; its parent %s/of_node, no iommu_group: a device-tree DMA master outside any IOMMU",
+					    dev->parent, f->node_at);
+	} else {
 		r = ion_attrs_add(&dev->facts, "of_node", "unknown: contiguous assumed",
 				  "%s/of_node", dev->parent);
-		return r < 0 ? r : set_derived(props, ION_KEY_CONTIGUOUS, 1,
-			ion_device_own_string(dev, "derived: %s: a platform device on a device-tree machine with no of_node on it or above: unknown, contiguous assumed",
-					      dev->parent));
+		src = ion_device_own_string(dev, "derived: %s: a platform device on a device-tree machine with no of_node on it or above: unknown, contiguous assumed",
+					    dev->parent);
 	}
-	return 0;
+	return r < 0 ? r : set_derived(props, ION_KEY_CONTIGUOUS, contiguous, src);
 }
 
 /* PCI says how many address bits the device drives; 32 when it cannot. */
