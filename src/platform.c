@@ -225,7 +225,9 @@ static void find_phandles(const char *dir, const uint32_t *want, char **found, s
 	while (d && (e = readdir(d))) {
 		_cleanup_free_ char *sub = NULL;
 
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+		/* Folders are nodes; a file system that does not say which
+		 * is which costs an opendir() that fails on each property. */
+		if ((e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) || e->d_name[0] == '.')
 			continue;
 		if (asprintf(&sub, "%s/%s", dir, e->d_name) >= 0)
 			find_phandles(sub, want, found, n, depth + 1);
