@@ -33,19 +33,14 @@ heaps_d=$4
 tmp=$(mktemp -d /tmp/libion-check-corpus-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
-# candidates JSON: the candidates, blank-separated, from solve --json.
-candidates='
+# judge JSON WANT: "precise", "safe" or "unsafe", then the candidates
+# (blank-separated) that solve --json gave.
+judge='
 import json, sys
-print(" ".join(json.load(open(sys.argv[1])).get("candidates") or []))
+got = json.load(open(sys.argv[1])).get("candidates") or []
+want = set(sys.argv[2].split())
+print("precise" if set(got) == want else "safe" if set(got) <= want else "unsafe", *got)
 '
-# judge WANT GOT: "precise", "safe" or "unsafe".
-judge() {
-	python3 - "$1" "$2" <<'PY'
-import sys
-want, got = set(sys.argv[1].split()), set(sys.argv[2].split())
-print("precise" if got == want else "safe" if got <= want else "unsafe")
-PY
-}
 
 boards=0 answers=0 safe=0 precise=0 failures=0
 for tree in "$corpus"/*.tree; do
@@ -67,15 +62,16 @@ for tree in "$corpus"/*.tree; do
 		# shellcheck disable=SC2086
 		"$ionctl" --sysroot "$tmp/$board" --config-dir "$heaps_d" solve --json $devices \
 			>"$tmp/out" 2>"$tmp/err" || true
-		got=$(python3 -c "$candidates" "$tmp/out" 2>/dev/null) || {
+		answers=$((answers + 1))
+		if ! result=$(python3 -c "$judge" "$tmp/out" "$want" 2>/dev/null); then
 			echo "FAIL: $board: ionctl solve $devices gave no JSON" >&2
 			sed 's/^/    /' "$tmp/err" >&2
 			failures=$((failures + 1))
-			answers=$((answers + 1))
 			continue
-		}
-		answers=$((answers + 1))
-		verdict=$(judge "$want" "$got")
+		fi
+		verdict=${result%% *}
+		got=${result#"$verdict"}
+		got=${got# }
 		case $verdict in
 		precise)
 			precise=$((precise + 1)) safe=$((safe + 1))

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -402,6 +404,67 @@ static void test_masters_pipelines(void **state)
 	fact(dev, "master", "1100000.mixer", MIXER ": no IOMMU");
 }
 
+/* ---- which nodes reading opens ---- */
+
+#define CAM "/sys/devices/platform/cam.0"
+
+/* Whether the watched node was opened since the last call. */
+static bool opened(int fd)
+{
+	char buf[4096];
+	bool seen = false;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+
+			seen |= (e->mask & IN_OPEN) != 0;
+			p += sizeof(*e) + e->len;
+		}
+	return seen;
+}
+
+/*
+ * A V4L2 node is opened for its card name only when a heaps.d section
+ * matches on MatchV4L2Card: a driver's open() may power its block up.
+ * The node is a character device of the number its uevent gives (made
+ * with mknod, so root only), watched with inotify.
+ */
+static void test_v4l2_node_opened_only_when_asked(void **state)
+{
+	struct state *st = *state;
+	char node[128], conf[128];
+	int fd;
+
+	build(st, BUS(CAM, "platform") "file " CAM "/video4linux/video0/uevent MAJOR=1\\nMINOR=3\\nDEVNAME=video0\\n\n"
+		  "link " CAM "/video4linux/video0/device " CAM "\n"
+		  "link " CAM "/video4linux/video0/subsystem /sys/class/video4linux\n"
+		  "link /sys/class/video4linux/video0 " CAM "/video4linux/video0\n"
+		  "dir /dev\n");
+	snprintf(node, sizeof(node), "%s/dev/video0", st->root);
+	if (mknod(node, S_IFCHR | 0666, makedev(1, 3)) < 0)
+		skip();
+	fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_true(inotify_add_watch(fd, node, IN_OPEN) >= 0);
+
+	device(st, "video0");
+	assert_false(opened(fd));
+
+	snprintf(conf, sizeof(conf), "%s/heaps.d/50-cam.conf", st->root);
+	{
+		FILE *f = fopen(conf, "we");
+
+		assert_non_null(f);
+		fputs("[Device cam]\nMatchV4L2Card = *\nAlignment = 4K\n", f);
+		assert_int_equal(fclose(f), 0);
+	}
+	device(st, "video0");
+	assert_true(opened(fd));
+	close(fd);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -415,6 +478,7 @@ int main(void)
 		T(test_masters_one_without_iommu),
 		T(test_masters_missing_and_disabled),
 		T(test_masters_pipelines),
+		T(test_v4l2_node_opened_only_when_asked),
 	};
 #undef T
 
