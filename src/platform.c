@@ -329,13 +329,14 @@ static int add_master(const char *root, size_t root_len, struct ion_dma_facts *f
 }
 
 /*
- * The DMA masters that a DRM device's own node names: rockchip's and
+ * The DMA masters that a device's own node names: rockchip's and
  * imx-drm's display-subsystem list the ports of their VOPs and IPUs in
  * "ports", sun4i-drm's display-engine its mixers or backends in
  * "allwinner,pipelines" (Documentation/devicetree/bindings/display/
  * rockchip/rockchip-drm.yaml, imx/fsl-imx-drm.txt and
- * allwinner,sun4i-a10-display-engine.yaml).  A node that names neither
- * does its own DMA.
+ * allwinner,sun4i-a10-display-engine.yaml); imx-media's
+ * capture-subsystem lists its CSIs' ports the same way (bindings/media/
+ * imx.txt).  A node that names neither does its own DMA.
  */
 static int read_masters(const char *root, struct ion_dma_facts *f)
 {

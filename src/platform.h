@@ -20,10 +20,11 @@
  * (contiguous), while a heap is claimed contiguous only when that is
  * known (ion_dma_need() says which it is).
  *
- * A DRM device whose device-tree node is a virtual subsystem (rockchip
- * display-subsystem, imx-drm, sun4i-drm's display-engine) does no DMA
- * itself: the masters its node names (ports, allwinner,pipelines) do,
- * each behind its own IOMMU or none.  Its need is theirs, ANDed.
+ * A device whose device-tree node is a virtual subsystem (rockchip's
+ * and imx-drm's display-subsystem, sun4i-drm's display-engine, on the
+ * V4L2 side imx-media's capture-subsystem) does no DMA itself: the
+ * masters its node names (ports, allwinner,pipelines) do, each behind
+ * its own IOMMU or none.  Its need is theirs, ANDed.
  *
  * Paths: root is the sysroot ("" for "/"), devpath and every path
  * returned are without it ("/sys/devices/...").

@@ -404,6 +404,34 @@ static void test_masters_pipelines(void **state)
 	fact(dev, "master", "1100000.mixer", MIXER ": no IOMMU");
 }
 
+/* imx-media's capture-subsystem has the same shape on the V4L2 side:
+ * its video nodes sit on the virtual node, the IPUs' CSIs do the DMA. */
+#define CAPSS "/sys/devices/platform/capture-subsystem"
+#define IPU "/sys/devices/platform/soc/2400000.ipu"
+
+static void test_masters_v4l2(void **state)
+{
+	struct state *st = *state;
+	struct ion_device *dev;
+
+	build(st, DT
+	      "file " BASE "/capture-subsystem/compatible fsl,imx-capture-subsystem\\0\n"
+	      "file " BASE "/capture-subsystem/ports \\x00\\x00\\x00\\x31\n"
+	      "link " CAPSS "/of_node " BASE "/capture-subsystem\n"
+	      BUS(CAPSS, "platform")
+	      "file " CAPSS "/video4linux/video0/uevent MAJOR=81\\nMINOR=0\\nDEVNAME=video0\\n\n"
+	      "link " CAPSS "/video4linux/video0/device " CAPSS "\n"
+	      "link " CAPSS "/video4linux/video0/subsystem /sys/class/video4linux\n"
+	      "link /sys/class/video4linux/video0 " CAPSS "/video4linux/video0\n"
+	      "file " BASE "/soc/ipu@2400000/compatible fsl,imx6q-ipu\\0\n"
+	      "file " BASE "/soc/ipu@2400000/port@0/phandle \\x00\\x00\\x00\\x31\n"
+	      PDEV(IPU, "2400000.ipu", "/soc/ipu@2400000"));
+	dev = device(st, "video0");
+	constraint(dev, "Contiguous", "yes",
+		   CAPSS "/of_node names its DMA masters in ports: 2400000.ipu (no IOMMU)");
+	fact(dev, "master", "2400000.ipu", IPU ": no IOMMU: sees physical addresses");
+}
+
 /* ---- which nodes reading opens ---- */
 
 #define CAM "/sys/devices/platform/cam.0"
@@ -478,6 +506,7 @@ int main(void)
 		T(test_masters_one_without_iommu),
 		T(test_masters_missing_and_disabled),
 		T(test_masters_pipelines),
+		T(test_masters_v4l2),
 		T(test_v4l2_node_opened_only_when_asked),
 	};
 #undef T
