@@ -69,6 +69,17 @@ char *ion_device_canonical(struct ion_ctx *ctx, const struct ion_registry *reg,
 			   const char *path, int *ret_error);
 /* Fills view with the device's constraint, key by key, with sources. */
 int ion_device_build_view(const struct ion_device *dev, struct ion_attrs *view);
+/* A string the device owns, for a constraint's source to point at;
+ * NULL on ENOMEM. */
+__attribute__((format(printf, 2, 3)))
+const char *ion_device_own_string(struct ion_device *dev, const char *format, ...);
+/*
+ * The facts derived from the platform (platform.h) of the device's
+ * parent into facts, and what they demand into props (with the
+ * constraint's PreferUncached): derive.c.  0 or a transient errno.
+ */
+int ion_device_derive(struct ion_ctx *ctx, const struct ion_registry *reg,
+		      struct ion_device *dev, struct ion_conf_props *props);
 /* Drops the registry's reference. */
 void ion_device_release(struct ion_device *dev);
 

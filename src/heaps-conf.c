@@ -658,6 +658,18 @@ int ion_conf_apply_device_name(const struct ion_conf *conf, const char *name,
 	return r == 0 ? -ENOENT : r;
 }
 
+bool ion_conf_device_matches_on(const struct ion_conf *conf, enum ion_conf_key key)
+{
+	for (size_t i = 0; conf && i < conf->n_sections; i++) {
+		const struct conf_section *sec = conf->sections[i];
+
+		for (size_t k = 0; sec->kind == ION_CONF_DEVICE && k < sec->n_entries; k++)
+			if (sec->entries[k].key == key)
+				return true;
+	}
+	return false;
+}
+
 /* ---- cookies ---- */
 
 int ion_conf_parse_cookie(const char *path, const char *text,

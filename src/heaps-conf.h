@@ -138,6 +138,9 @@ int ion_conf_apply_device(const struct ion_conf *conf,
  * section has that name. */
 int ion_conf_apply_device_name(const struct ion_conf *conf, const char *name,
 			       struct ion_conf_props *props);
+/* Whether any applicable [Device] section matches on key (a Match key):
+ * what a device reader need not learn when none does. */
+bool ion_conf_device_matches_on(const struct ion_conf *conf, enum ion_conf_key key);
 /* The CookieAttribute of the matched board, or NULL. */
 const char *ion_conf_cookie_attribute(const struct ion_conf *conf,
 				      struct ion_conf_src *ret_src);

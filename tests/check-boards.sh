@@ -170,6 +170,10 @@ explain() {
 	done
 }
 
+# The driver files, which every board reads before its own.
+g=20-gpu-mmu.conf
+m=20-media-mmu.conf
+
 # ---- Raspberry Pi 4 ----
 c=50-rpi4.conf
 solve rpi4 0 card1 /dev/video0 -- heap=linux,cma cand="linux,cma" \
@@ -179,7 +183,7 @@ solve rpi4 0 card1 /dev/video0 -- heap=linux,cma cand="linux,cma" \
 	rej="system:video0:$(at $c 'Device unicam' Contiguous)" \
 	rej="memfd:card1:no dma-buf"
 solve rpi4 0 /dev/dri/card0 -- heap=system cand="system linux,cma" dev="card0:system linux,cma" \
-	src="card0:$(at $c 'Device v3d' Contiguous)"
+	src="card0:$(at $g 'Device v3d' Contiguous)"
 solve rpi4 0 video13 /sys/class/video4linux/video10 -- heap=linux,cma cand="linux,cma" \
 	rej="system:video13:$(at $c 'Device bcm2835-isp' Contiguous)"
 explain rpi4 0 card1 video0 -- "$(at $c 'Board rpi4')" \
@@ -225,19 +229,22 @@ fi
 c=50-rpi5.conf
 solve rpi5 0 card1 card0 video0 -- heap=system cand="system linux,cma" \
 	dev="card1:system linux,cma" dev="card0:system linux,cma" dev="video0:system linux,cma" \
-	src="card0:$(at $c 'Device v3d' Contiguous)"
-explain rpi5 0 card0 video20 -- "$(at $c 'Board rpi5')" "$(at $c 'Device v3d' Contiguous)" \
+	src="card0:$(at $g 'Device v3d' Contiguous)"
+explain rpi5 0 card0 video20 -- "$(at $c 'Board rpi5')" "$(at $g 'Device v3d' Contiguous)" \
 	"$(at $c 'Device pispbe' Contiguous)" "$(at $c 'Heap linux,cma' AddressBits)"
 
 # ---- Radxa ROCK 5B ----
 c=50-rock5b.conf
 solve rock5b 0 card0 video1 -- heap=reserved cand="reserved" \
 	dev="card0:system reserved" dev="video1:reserved" \
-	rej="system:video1:$(at $c 'Device rga2' AddressBits)"
-solve rock5b 0 card0 card1 video0 -- heap=system cand="system reserved"
+	rej="system:video1:$(at $m 'Device rockchip-rga' AddressBits)" \
+	src="card0:of_node names its DMA masters in ports: fdd90000.vop (IOMMU)"
+solve rock5b 0 card0 card1 video0 -- heap=system cand="system reserved" \
+	src="card1:$(at $g 'Device panthor' Contiguous)"
 explain rock5b 0 card0 video1 -- "$(at $c 'Board rock5b')" \
-	"$(at $c 'Device rockchip-drm' Contiguous)" "$(at $c 'Device rga2' Contiguous)" \
-	"$(at $c 'Device rga2' AddressBits)" "$(at $c 'Heap reserved' AddressBits)"
+	"$(at $m 'Device rockchip-rga' Contiguous)" \
+	"$(at $m 'Device rockchip-rga' AddressBits)" "$(at $c 'Heap reserved' AddressBits)"
+grep -qF 'fdd90000.vop' "$tmp/out" || fail "rock5b: ionctl explain card0 does not name VOP2"
 
 # ---- NXP i.MX8M Plus EVK ----
 c=50-imx8mp-evk.conf
@@ -246,7 +253,7 @@ solve imx8mp-evk 0 card0 video0 video3 -- heap=reserved cand="reserved" \
 	rej="system:video0:$(at $c 'Device isi' Contiguous)" \
 	rej="system:video3:$(at $c 'Device hantro' Contiguous)"
 solve imx8mp-evk 0 card1 -- heap=system cand="system reserved" \
-	src="card1:$(at $c 'Device etnaviv' Contiguous)"
+	src="card1:$(at $g 'Device etnaviv' Contiguous)"
 explain imx8mp-evk 0 card0 video3 -- "$(at $c 'Board imx8mp-evk')" \
 	"$(at $c 'Device lcdif' Contiguous)" "$(at $c 'Device hantro' AddressBits)" \
 	"$(at $c 'Heap reserved' AddressBits)"
@@ -256,7 +263,7 @@ c=50-am62x-sk.conf
 solve am62x-sk 0 card0 card1 -- heap=reserved cand="reserved" dev="card1:system reserved" \
 	rej="system:card0:$(at $c 'Device tidss' Contiguous)"
 explain am62x-sk 0 video0 card1 -- "$(at $c 'Board am62x-sk')" \
-	"$(at $c 'Device csi2rx' Contiguous)" "$(at $c 'Device powervr' Contiguous)"
+	"$(at $c 'Device csi2rx' Contiguous)" "$(at $g 'Device powervr' Contiguous)"
 
 # ---- the test VM ----
 c=50-qemu-q35.conf

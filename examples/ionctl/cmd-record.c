@@ -38,6 +38,7 @@ struct rec {
 	FILE *out;
 	const char *root;	/* the sysroot, "" for / */
 	void *seen;		/* tsearch() set of the paths written */
+	bool masters;		/* a recorded node names DMA masters */
 };
 
 static int compare(const void *a, const void *b)
@@ -204,6 +205,22 @@ static void record_link_to_dir(struct rec *r, const char *path)
 		record_dir(r, target);
 }
 
+/* Whether a device-tree node names the DMA masters of a virtual subsystem
+ * (ports, allwinner,pipelines), which libion follows (src/platform.c). */
+static bool names_masters(struct rec *r, const char *node)
+{
+	static const char *const props[] = { "ports", "allwinner,pipelines" };
+	char full[PATH_MAX + 32];
+	struct stat st;
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(full, sizeof(full), "%s%s/%s", r->root, node, props[i]);
+		if (stat(full, &st) == 0 && S_ISREG(st.st_mode))
+			return true;
+	}
+	return false;
+}
+
 /* A bus device and those above it, up to /sys/devices. */
 static void record_parents(struct rec *r, const char *devpath)
 {
@@ -218,7 +235,8 @@ static void record_parents(struct rec *r, const char *devpath)
 		snprintf(link, sizeof(link), "%s/driver", path);
 		record_link_to_dir(r, link);
 		snprintf(link, sizeof(link), "%s/of_node", path);
-		record_link(r, link, target);
+		if (record_link(r, link, target) && target[0])
+			r->masters |= names_masters(r, target);
 		snprintf(link, sizeof(link), "%s/iommu_group", path);
 		if (record_link(r, link, target) && target[0]) {
 			snprintf(link, sizeof(link), "%s/devices/%s", target, strrchr(path, '/') + 1);
@@ -232,6 +250,31 @@ static void record_parents(struct rec *r, const char *devpath)
 		slash = strrchr(path, '/');
 		*slash = '\0';
 	}
+}
+
+/* The platform devices with a device-tree node, and the bus folder that
+ * lists them, where libion looks for the masters a node names. */
+static void record_platform_devices(struct rec *r)
+{
+	char path[2 * PATH_MAX + 64], entry[320], target[PATH_MAX];
+	struct dirent **names;
+	struct stat st;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/sys/bus/platform/devices", r->root);
+	n = scandir(path, &names, NULL, alphasort);
+	if (n < 0)
+		return;
+	fprintf(r->out, "\n# platform devices, for the DMA masters a node names\n");
+	for (int i = 0; i < n; i++) {
+		snprintf(entry, sizeof(entry), "/sys/bus/platform/devices/%s", names[i]->d_name);
+		snprintf(path, sizeof(path), "%s%s/of_node", r->root, entry);
+		if (names[i]->d_name[0] != '.' && stat(path, &st) == 0 &&
+		    record_link(r, entry, target) && target[0])
+			record_parents(r, target);
+		free(names[i]);
+	}
+	free(names);
 }
 
 /* A class device (card1, video0, a connector) and its bus device. */
@@ -417,7 +460,7 @@ static void record_board(struct rec *r)
 
 int ionctl_record_tree(FILE *out, const char *sysroot)
 {
-	struct rec r = { out, "", NULL };
+	struct rec r = { out, "", NULL, false };
 	char root[PATH_MAX];
 	struct utsname u;
 
@@ -441,6 +484,8 @@ int ionctl_record_tree(FILE *out, const char *sysroot)
 	record_class(&r, "drm");
 	record_class(&r, "video4linux");
 	record_class(&r, "accel");
+	if (r.masters)
+		record_platform_devices(&r);
 	tdestroy(r.seen, free);
 	return ferror(out) ? -EIO : 0;
 }

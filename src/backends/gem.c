@@ -10,6 +10,7 @@
 #include <ion/ion.h>
 
 #include "backend.h"
+#include "platform.h"
 #include "sysfs.h"
 
 #if HAVE_LIBDRM
@@ -208,44 +209,6 @@ static const char *node_basename(const struct drm_node *node)
 }
 
 /*
- * 1 when the device or a parent sits in an IOMMU group, 0 if not, or
- * -ENOMEM.  The parents count: virtio-gpu's DRM device is the virtio
- * device (on 5.10), which does its DMA through the PCI function above it.
- */
-static int behind_iommu(const char *device)
-{
-	_cleanup_free_ char *dir = strdup(device);
-	char *slash;
-
-	if (!dir)
-		return -ENOMEM;
-	while ((slash = strrchr(dir, '/')) && strcmp(slash, "/devices") != 0) {
-		_cleanup_free_ char *group = NULL;
-
-		if (asprintf(&group, "%s/iommu_group", dir) < 0) {
-			group = NULL;
-			return -ENOMEM;
-		}
-		if (access(group, F_OK) == 0)
-			return 1;
-		*slash = '\0';
-	}
-	return 0;
-}
-
-/* 1 when the device is in the device tree, 0 if not, or -ENOMEM. */
-static int is_devicetree_device(const char *device)
-{
-	_cleanup_free_ char *of_node = NULL;
-
-	if (asprintf(&of_node, "%s/of_node", device) < 0) {
-		of_node = NULL;
-		return -ENOMEM;
-	}
-	return access(of_node, F_OK) == 0;
-}
-
-/*
  * One device, seen through its render node and/or card node.  The render
  * node would be the better one (no master to take, and a user may open it
  * where the card node is closed to them), but the kernel refuses dumb
@@ -293,24 +256,28 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 		return -ENOMEM;
 	heap->type = ION_HEAP_TYPE_CUSTOM;
 	heap->props = ION_HEAP_PROP_CACHED | ION_HEAP_PROP_KERNEL_MAP;
-	/*
-	 * A device-tree device (an SoC's display or GPU block) with no IOMMU
-	 * can only scan out physically contiguous memory, so its driver's
-	 * dumb buffers are contiguous (the GEM DMA helpers).  Anything else
-	 * may hand out shmem pages: vgem and vkms, which do no DMA, and PC
-	 * GPUs with the IOMMU off.
-	 */
-	if (device) {
-		int dt = is_devicetree_device(device), iommu = dt > 0 ? behind_iommu(device) : 0;
-
-		if (dt < 0 || iommu < 0)
-			return -ENOMEM;
-		if (dt && !iommu)
-			heap->props |= ION_HEAP_PROP_CONTIGUOUS;
-	}
 	/* Its device's own buffers: the device objects find their heap here. */
 	if (device && !(heap->sysfs_device = ion_ctx_unroot(ctx, reg->root, device)) && errno == ENOMEM)
 		return -ENOMEM;
+	/*
+	 * A device-tree display or GPU block (or the masters of a virtual
+	 * display subsystem) with no IOMMU can only scan out physically
+	 * contiguous memory, so its driver's dumb buffers are contiguous
+	 * (the GEM DMA helpers).  Anything else may hand out shmem pages:
+	 * vgem and vkms, which do no DMA, and PC GPUs with the IOMMU off.
+	 * Claimed only when known (platform.h): a heap wrongly called
+	 * contiguous would be given to devices that need it.
+	 */
+	if (heap->sysfs_device) {
+		struct ion_dma_facts f;
+		int r = ion_platform_read(reg->root ? reg->root : "", heap->sysfs_device, &f);
+
+		if (r < 0)
+			return r;
+		if (ion_dma_need(&f) == ION_DMA_CONTIGUOUS)
+			heap->props |= ION_HEAP_PROP_CONTIGUOUS;
+		ion_dma_facts_clear(&f);
+	}
 	heap->node = strdup(node->path);
 	if (!heap->node)
 		return -ENOMEM;

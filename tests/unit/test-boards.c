@@ -39,6 +39,10 @@
 #error "TEST_HEAPS_D_DIR: the source heaps.d folder"
 #endif
 
+/* The driver files, read on every board before its own. */
+#define GPU_MMU "20-gpu-mmu.conf"
+#define MEDIA_MMU "20-media-mmu.conf"
+
 /* ---- helpers ---- */
 
 struct board {
@@ -587,10 +591,10 @@ static void test_rpi4(void **state)
 	/* Impossible: a display buffer from the system heap. */
 	expect_impossible(b, "card1", "card1", "system", where(c, "Device vc4", "Heaps"));
 
-	/* V3D has no IOMMU, so derived facts call it contiguous; the board
-	 * knows its MMU. */
+	/* V3D has no IOMMU, so derived facts call it contiguous; the driver
+	 * file knows its MMU. */
 	assert_board_wins(b, "card0", "yes", "/sys/devices/platform/v3dbus/fec00000.v3d/of_node",
-			  "no", where(c, "Device v3d", "Contiguous"));
+			  "no", where(GPU_MMU, "Device v3d", "Contiguous"));
 }
 
 /* ---- Raspberry Pi 5 ---- */
@@ -631,9 +635,9 @@ static void test_rpi5(void **state)
 	assert_board_wins(b, "video0", "no",
 			  "/1000120000.pcie/pci0002:00/0002:00:00.0/0002:01:00.0/iommu_group",
 			  "no", where(c, "Device rp1-cfe", "Contiguous"));
-	/* V3D: derived contiguous (no IOMMU), the board knows better. */
+	/* V3D: derived contiguous (no IOMMU), the driver file knows better. */
 	assert_board_wins(b, "card0", "yes", "/sys/devices/platform/axi/1002000000.v3d/of_node",
-			  "no", where(c, "Device v3d", "Contiguous"));
+			  "no", where(GPU_MMU, "Device v3d", "Contiguous"));
 }
 
 /* ---- Radxa ROCK 5B ---- */
@@ -668,7 +672,7 @@ static void test_rock5b(void **state)
 	solves_to(b, "reserved", "video1", "video0");	/* 2D + decoder */
 
 	sol = solve(b, (const char *const[]){ "card0", "video1", "video2", NULL }, NULL);
-	assert_rejected(sol, "system", "video1", where(c, "Device rga2", "AddressBits"));
+	assert_rejected(sol, "system", "video1", where(MEDIA_MMU, "Device rockchip-rga", "AddressBits"));
 	assert_null(rejection(sol, "system", "card0"));
 	/* The AV1 decoder's verdict comes from sysfs: no IOMMU, of_node. */
 	assert_non_null(rejection(sol, "system", "video2"));
@@ -676,14 +680,17 @@ static void test_rock5b(void **state)
 			       "derived: /sys/devices/platform/fdc70000.video-codec/of_node"));
 
 	/* Impossible: an RGA2 buffer from the system heap (librga #49). */
-	expect_impossible(b, "video1", "video1", "system", where(c, "Device rga2", "AddressBits"));
+	expect_impossible(b, "video1", "video1", "system",
+			  where(MEDIA_MMU, "Device rockchip-rga", "AddressBits"));
 
-	/* The DRM device and RGA2 have no IOMMU group: derived contiguous;
-	 * the board knows the VOP's IOMMU and RGA2's own MMU. */
-	assert_board_wins(b, "card0", "yes", "/sys/devices/platform/display-subsystem/of_node",
-			  "no", where(c, "Device rockchip-drm", "Contiguous"));
+	/* The DRM device has no IOMMU group of its own: derivation follows
+	 * its node's ports to VOP2, behind vop_mmu, and names it. */
+	assert_constraint(b, "card0", "Contiguous", "no",
+			  "/sys/devices/platform/display-subsystem/of_node names its DMA masters in ports: fdd90000.vop (IOMMU): all behind an IOMMU");
+	/* RGA2 has none either: derived contiguous; the driver file knows
+	 * its own MMU. */
 	assert_board_wins(b, "/dev/video1", "yes", "/sys/devices/platform/fdb80000.rga/of_node",
-			  "no", where(c, "Device rga2", "Contiguous"));
+			  "no", where(MEDIA_MMU, "Device rockchip-rga", "Contiguous"));
 }
 
 /* ---- NXP i.MX8M Plus EVK ---- */
@@ -731,11 +738,12 @@ static void test_imx8mp_evk(void **state)
 	expect_impossible(b, "card0", "card0", "system", where(c, "Device lcdif", "Contiguous"));
 
 	/* The etnaviv DRM device has no device-tree node: matched by driver. */
-	assert_constraint(b, "card1", "Contiguous", "no", where(c, "Device etnaviv", "Contiguous"));
-	/* A GPU core by its path: derived contiguous, the board knows its MMU. */
+	assert_constraint(b, "card1", "Contiguous", "no", where(GPU_MMU, "Device etnaviv", "Contiguous"));
+	/* A GPU core by its path: derived contiguous, the driver file knows
+	 * its MMU. */
 	assert_board_wins(b, "/sys/devices/platform/soc@0/38000000.gpu", "yes",
 			  "/sys/devices/platform/soc@0/38000000.gpu/of_node",
-			  "no", where(c, "Device vivante-gc", "Contiguous"));
+			  "no", where(GPU_MMU, "Device etnaviv", "Contiguous"));
 }
 
 /* ---- TI AM62x SK ---- */
@@ -769,9 +777,10 @@ static void test_am62x_sk(void **state)
 
 	expect_impossible(b, "card0", "card0", "system", where(c, "Device tidss", "Contiguous"));
 
-	/* PowerVR: no iommus, derived contiguous; the board knows its MMU. */
+	/* PowerVR: no iommus, derived contiguous; the driver file knows its
+	 * MMU. */
 	assert_board_wins(b, "card1", "yes", "/sys/devices/platform/bus@f0000/fd00000.gpu/of_node",
-			  "no", where(c, "Device powervr", "Contiguous"));
+			  "no", where(GPU_MMU, "Device powervr", "Contiguous"));
 }
 
 /* ---- the test VM ---- */

@@ -193,14 +193,30 @@ static void bus_device(const char *root, const char *dir, const char *bus,
 #define GPU_SYS "/sys/devices/pci0000:00/0000:00:02.0"
 #define VIVID "sys/devices/platform/vivid.0"
 #define VIVID_SYS "/sys/devices/platform/vivid.0"
+/* vivid's Contiguous on a device-tree machine: nothing says it is not a
+ * DMA master outside any IOMMU. */
+#define VIVID_ASSUMED "derived: " VIVID_SYS ": a platform device on a device-tree machine with no of_node on it or above: unknown, contiguous assumed"
 #define NPU "sys/devices/platform/soc/fe600000.npu"
 #define NPU_SYS "/sys/devices/platform/soc/fe600000.npu"
 #define NPU_OF "sys/firmware/devicetree/base/soc/npu@fe600000"
 
-/* An Intel GPU on PCI: card0, its connector and its render node. */
+/* The device at dir in IOMMU group n: the group's folder and the link. */
+static void iommu_group(const char *root, const char *dir, unsigned int n)
+{
+	char rel[320], group[64];
+
+	snprintf(group, sizeof(group), "sys/kernel/iommu_groups/%u", n);
+	mkdirs(root, group);
+	snprintf(rel, sizeof(rel), "%s/iommu_group", dir);
+	link_to(root, rel, group);
+}
+
+/* An Intel GPU on PCI: card0, its connector and its render node; a
+ * 64-bit DMA mask, which no memory is too large for. */
 static void add_gpu(const char *root)
 {
 	bus_device(root, GPU, "pci", "i915");
+	put(root, GPU "/dma_mask_bits", "64\n");
 	class_device(root, GPU, "drm", "card0", "MAJOR=226\nMINOR=0\nDEVNAME=dri/card0\n");
 	class_device(root, GPU, "drm", "card0-HDMI-A-1", "");
 	class_device(root, GPU, "drm", "renderD128", "MAJOR=226\nMINOR=128\nDEVNAME=dri/renderD128\n");
@@ -570,7 +586,7 @@ static void test_iommu_on_device(void **state)
 	struct ion_ctx *ctx;
 
 	add_gpu(st->root);
-	link_to(st->root, GPU "/iommu_group", "sys/kernel/iommu_groups/1");
+	iommu_group(st->root, GPU, 1);
 	put(st->root, GPU "/dma_mask_bits", "32\n");
 	add_meminfo(st->root);
 	ctx = new_ctx(st);
@@ -599,8 +615,9 @@ static void test_iommu_on_ancestor(void **state)
 	struct ion_ctx *ctx;
 
 	bus_device(st->root, BRIDGE, "pci", "pcieport");
-	link_to(st->root, BRIDGE "/iommu_group", "sys/kernel/iommu_groups/2");
+	iommu_group(st->root, BRIDGE, 2);
 	bus_device(st->root, DGPU, "pci", "amdgpu");
+	put(st->root, DGPU "/dma_mask_bits", "40\n");
 	class_device(st->root, DGPU, "drm", "card1", "MAJOR=226\nMINOR=1\nDEVNAME=dri/card1\n");
 	ctx = new_ctx(st);
 	dev = get(ctx, "/sys/class/drm/card1");
@@ -610,7 +627,8 @@ static void test_iommu_on_ancestor(void **state)
 		"derived: /" BRIDGE "/iommu_group: behind an IOMMU, scattered memory is fine",
 		NULL });
 	expect_facts(dev, (const char *const[]){
-		"iommu", "behind an IOMMU", "/" BRIDGE "/iommu_group", NULL });
+		"iommu", "behind an IOMMU", "/" BRIDGE "/iommu_group",
+		"dma_mask_bits", "40", "/" DGPU "/dma_mask_bits", NULL });
 	ion_device_unref(dev);
 	ion_ctx_unref(ctx);
 }
@@ -826,8 +844,11 @@ static void test_heaps_d_rules(void **state)
 	dev = get(ctx, "card2");
 	expect_constraint(dev, (const char *const[]){ "Pool", "4x1M", conf_at(st, 18), NULL });
 	ion_device_unref(dev);
+	/* vivid, a platform device without of_node on what the NPU makes a
+	 * device-tree machine: contiguous assumed. */
 	dev = get(ctx, "video0");
-	expect_constraint(dev, (const char *const[]){ "Cache", "cached", conf_at(st, 8), NULL });
+	expect_constraint(dev, (const char *const[]){
+		"Contiguous", "yes", VIVID_ASSUMED, "Cache", "cached", conf_at(st, 8), NULL });
 	ion_device_unref(dev);
 	/* heaps.d adds to what sysfs derived. */
 	dev = get(ctx, "accel0");
@@ -1022,17 +1043,23 @@ static void test_fifo_attributes(void **state)
 	ctx = new_ctx(st);
 	assert_int_equal(ion_ctx_get_device_count(ctx), 3);
 
-	/* No DMA mask read: no fact, no AddressBits. */
+	/* No DMA mask read: PCI's default of 32 bits, and no meminfo read:
+	 * where memory ends is unknown, so the 32 bits count. */
 	dev = get(ctx, "card0");
-	expect_constraint(dev, NONE);
-	assert_int_equal(ion_device_get_fact_count(dev), 0);
+	expect_constraint(dev, (const char *const[]){
+		"AddressBits", "32",
+		"derived: " GPU_SYS "/dma_mask_bits is unreadable (not a regular file): PCI's default of 32 bits assumed, and where memory ends is unknown",
+		NULL });
+	expect_facts(dev, (const char *const[]){
+		"dma_mask_bits", "32 assumed (PCI's default): unreadable (not a regular file)",
+		GPU_SYS "/dma_mask_bits", NULL });
 	ion_device_unref(dev);
 
 	/* No uevent read: no node, so no lookup by node. */
 	dev = get(ctx, "/sys/class/video4linux/video0");
 	assert_null(ion_device_get_devnode(dev));
 	/* No name read: MatchName matches nothing. */
-	expect_constraint(dev, NONE);
+	expect_constraint(dev, (const char *const[]){ "Contiguous", "yes", VIVID_ASSUMED, NULL });
 	ion_device_unref(dev);
 	assert_int_equal(ion_ctx_get_device(ctx, "/dev/video0", &dev), -ENODEV);
 

@@ -180,7 +180,10 @@ static void add_card(struct state *st, const char *const *props)
 	gchar *gpu, *card;
 	char **p = (char **)props;
 
-	gpu = umockdev_testbed_add_device(st->tb, "pci", "0000:00:02.0", NULL, NULL, NULL);
+	/* A 64-bit DMA mask, as PCI devices show one (without it, 32 bits
+	 * would be assumed). */
+	gpu = umockdev_testbed_add_device(st->tb, "pci", "0000:00:02.0", NULL,
+					  "dma_mask_bits", "64", NULL, NULL);
 	assert_non_null(gpu);
 	assert_string_equal(gpu, GPU_SYS);
 	umockdev_testbed_set_attribute_link(st->tb, gpu, "driver", "../../bus/pci/drivers/i915");
@@ -372,8 +375,8 @@ static void test_udev_heaps(void **state)
 		"Alignment", "1M", conf_at(st, 4),
 		NULL });
 	assert_false(dev->constraint.prefer_uncached);
-	/* The facts are read all the same. */
-	assert_int_equal(ion_device_get_fact_count(dev), 2);
+	/* The facts are read all the same: of_node, mask, coherence. */
+	assert_int_equal(ion_device_get_fact_count(dev), 3);
 	ion_device_unref(dev);
 	ion_ctx_unref(ctx);
 }
