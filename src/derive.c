@@ -191,7 +191,7 @@ int ion_device_derive(struct ion_ctx *ctx, const struct ion_registry *reg,
 
 	if (!dev->parent)
 		return 0;
-	r = ion_platform_read(ctx->sysroot, dev->parent, &f);
+	r = ion_platform_read(ion_ctx_sysroot(ctx), dev->parent, &f);
 	if (r < 0)
 		return r;
 	r = derive_iommu(dev, &f, props);
