@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 #
 # ionctl record round-trips (and, on those trees, a few answers of ionctl
-# that need a board): each board's fake tree, built, recorded
+# that need a board): each board's fake tree (the shipped boards' and the
+# corpus of boards without a file), built, recorded
 # through --sysroot and built again from the recording, gives the same
 # `ionctl devices --json` (every device, constraint, source and fact),
 # `heaps --json` and `solve` for every pair of devices, read with the
@@ -22,7 +23,7 @@ run() {
 	"$ionctl" --sysroot "$root" --config-dir "$heaps_d" "$@" 2>&1 | sed "s|$root||g"
 }
 
-for tree in "$boards"/*.tree; do
+for tree in "$boards"/*.tree "$boards"/corpus/*.tree; do
 	board=$(basename "$tree" .tree)
 	a=$tmp/$board-a b=$tmp/$board-b
 	"$make_faketree" "$tree" "$a"
