@@ -210,6 +210,7 @@ static int fake_poll(struct pollfd *fds, nfds_t n, int timeout)
 #include "src/pool.c"
 #include "src/pool-heap.c"
 #include "src/pool-hints.c"
+#include "src/pool-life.c"
 #include "src/pool-limits.c"
 #include "src/pool-refill.c"
 #include "src/pool-scrub.c"

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A pool's life: made (for a user, ion_pool_create(), which alloc.c's
+ * ion_pool_new() calls; for a heap, pool-heap.c), listed in its context,
+ * referenced, and freed with its buffers once its last reference goes
+ * and the refill workers have let go of it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <ion/ion.h>
+
+#include "pool-internal.h"
+#include "registry.h"
+
+static void unlink_pool(struct ion_pool *pool)
+{
+	struct ion_pools *all = ion_ctx_pools(pool->ctx);
+
+	pthread_mutex_lock(&all->lock);
+	for (struct ion_pool **p = &all->list; *p; p = &(*p)->next)
+		if (*p == pool) {
+			*p = pool->next;
+			break;
+		}
+	/* Off the list, but the refill thread may still work on it. */
+	while (pool->pins)
+		pthread_cond_wait(&all->unpinned, &all->lock);
+	pthread_mutex_unlock(&all->lock);
+}
+
+void pool_free(struct ion_pool *pool)
+{
+	const unsigned long long *st = pool->stats;
+
+	ion_dbg(pool->ctx, "%spool done: %llu hits, %llu misses, %llu refills, %llu reclaims, %llu trims, %llu bytes at most; "
+		"%llu zeroings (%llu by a get), %llu us on average, %llu us at most",
+		pool->heap_pool ? "heap " : "", st[ION_POOL_STAT_HITS], st[ION_POOL_STAT_MISSES],
+		st[ION_POOL_STAT_REFILLS], st[ION_POOL_STAT_RECLAIMS], st[ION_POOL_STAT_TRIMS],
+		st[ION_POOL_STAT_HIGH_WATER], pool->scrubs, pool->get_scrubs,
+		pool->scrubs ? pool->scrub_ns / pool->scrubs / 1000 : 0, pool->scrub_ns_max / 1000);
+	unlink_pool(pool);
+	pthread_mutex_lock(pool->lock);
+	while (pool->n_bufs)
+		pool_drop(pool, pool->n_bufs - 1, false);
+	pthread_mutex_unlock(pool->lock);
+	free(pool->bufs);
+	free(pool->hints);
+	pthread_mutex_destroy(pool->lock);
+	ion_solution_unref(pool->solution);
+	if (!pool->heap_pool)
+		ion_ctx_unref(pool->ctx);
+	free(pool);
+}
+
+int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
+		struct ion_solution *solution, struct ion_heap_pools *heaps,
+		bool heap_pool, bool background, struct ion_pool **ret)
+{
+	struct ion_pools *all = ion_ctx_pools(ctx);
+	struct ion_pool *pool = calloc(1, sizeof(*pool));
+	const struct ion_heap *heap;
+
+	if (!pool)
+		return -ENOMEM;
+	atomic_init(&pool->refcount, 1);
+	atomic_init(&pool->worker, NULL);
+	pool->lock = &pool->lock_storage;
+	pthread_mutex_init(pool->lock, NULL);
+	pool->ctx = heap_pool ? ctx : ion_ctx_ref(ctx);
+	pool->heap_pool = heap_pool;
+	pool->ops = ops;
+	pool->solution = ion_solution_ref(solution);
+	pool->heaps = heaps;
+	pool->zero = true;
+	heap = ion_solution_get_heap(solution, 0);
+	pool->alloc_slow = heap && (heap->props & ION_HEAP_PROP_CONTIGUOUS);
+	/* Set before the pool is listed: the thread reads it from then on. */
+	pool->background = background;
+	pthread_mutex_lock(&all->lock);
+	pool->next = all->list;
+	all->list = pool;
+	pthread_mutex_unlock(&all->lock);
+	*ret = pool;
+	return 0;
+}
+
+int ion_pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
+		    struct ion_solution *solution, struct ion_heap_pools *heaps,
+		    const struct ion_pool_hint *hints, size_t n, struct ion_pool **ret)
+{
+	struct ion_pool *pool;
+	int r = pool_create(ctx, ops, solution, heaps, false, false, &pool);
+
+	if (r < 0)
+		return r;
+	if (n && (r = pool_set_hints(pool, hints, n, HINTS_DEVICE)) < 0) {
+		pool_free(pool);
+		return r;
+	}
+	*ret = pool;
+	return 0;
+}
+
+ION_EXPORT struct ion_pool *ion_pool_ref(struct ion_pool *pool)
+{
+	if (pool && !pool->heap_pool)
+		atomic_fetch_add_explicit(&pool->refcount, 1, memory_order_relaxed);
+	return pool;
+}
+
+ION_EXPORT struct ion_pool *ion_pool_unref(struct ion_pool *pool)
+{
+	if (pool && !pool->heap_pool &&
+	    atomic_fetch_sub_explicit(&pool->refcount, 1, memory_order_acq_rel) == 1)
+		pool_free(pool);
+	return NULL;
+}
+
+/*
+ * Called with the lock held, when no buffer of the class is clean and no
+ * thread zeroes them (or the heap allocates slower than a memset): zeroes
+ * a dirty one here, without the lock.  Its index once clean, or -1.
+ */
