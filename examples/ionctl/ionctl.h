@@ -22,6 +22,7 @@ int ionctl_solve(int argc, char **argv);
 int ionctl_explain(int argc, char **argv);
 int ionctl_check(int argc, char **argv);
 int ionctl_pool(int argc, char **argv);
+int ionctl_service(int argc, char **argv);
 
 /* Exit statuses: a "no" answer and runtime failures are 1, usage errors 2. */
 #define IONCTL_NO 1

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * iond, the real binary, on a socket and a policy folder of the test's
+ * own: allocation, quotas refused with their numbers, heaps the policy
+ * forbids refused with the rule's file:line, accounting released when a
+ * client dies (never before), other users' buffers out of reach, the
+ * service restarted under a client, and hostile clients (garbage,
+ * truncated and oversized messages, 250 fds, a size of 2^63, a constraint
+ * text of 64 KiB + 1, a client that never reads, 1,000 connections from
+ * one uid), after which the service's fd table and memory have not grown
+ * over 100,000 requests.  As root, clients run as other uids (65534,
+ * 65533) in forked children.  In the VM (test-service-vm.c) the heap
+ * nodes are made the service user's alone.
+ *
+ * Usage: test-service [IOND]   (default: the build's iond)
+ */
+#include "service-test.h"
+
+struct svc svc;
+
+/* A request of the test's, answered; the reply's error, or the call's. */
+static int ask(int sock, struct iond_request *req, struct iond_reply *reply, int *fd)
+{
+	static char store[IOND_REPLY_MAX + 2];
+	int r = iond_client_call(sock, req, store, sizeof(store), reply, fd);
+
+	return r < 0 ? r : reply->error;
+}
+
+static int alloc_on(int sock, uint64_t size, const char *heap, int *fd,
+		    struct iond_reply *reply)
+{
+	struct iond_request req = { .op = IOND_OP_ALLOC, .seq = 7, .size = size,
+				    .heap = heap };
+
+	return ask(sock, &req, reply, fd);
+}
+
+/* The caller's charged bytes, from USAGE. */
+static long long charged(int sock)
+{
+	struct iond_request req = { .op = IOND_OP_USAGE, .seq = 3 };
+	struct iond_reply reply;
+	const char *p;
+
+	if (ask(sock, &req, &reply, NULL) != 0)
+		return -1;
+	p = strstr(reply.data, " bytes=");
+	return p ? atoll(p + 7) : -1;
+}
+
+/* Charged bytes of the caller, polled for up to 3 s until they are want. */
+static long long charged_becomes(int sock, long long want)
+{
+	long long got = -1;
+
+	for (int i = 0; i < 60 && (got = charged(sock)) != want; i++)
+		usleep(50000);
+	return got;
+}
+
+static void test_alloc(void **state)
+{
+	struct iond_reply reply;
+	struct fd_table before;
+	size_t size;
+	int sock, fd = -1;
+
+	fd_table_read(&before);
+	sock = svc_connect(&svc);
+	assert_int_equal(alloc_on(sock, 1 << 20, svc.heap, &fd, &reply), 0);
+	assert_true(fd >= 0 && fd_is_cloexec(fd));
+	assert_int_equal(ion_fd_get_size(fd, &size), 0);
+	assert_int_equal(size, 1 << 20);
+	assert_int_equal(reply.size, 1 << 20);
+	assert_non_null(strstr(reply.data, svc.heap));
+	assert_int_equal(charged(sock), 1 << 20);
+	close(fd);
+	close(sock);
+	sock = svc_connect(&svc);
+	/* closed and its connection gone: nothing is charged any more */
+	assert_int_equal(charged_becomes(sock, 0), 0);
+	close(sock);
+	fd_table_assert_same(&before);
+}
+
+/* In a child as uid: the quota is refused past 2 MiB with the numbers and
+ * the rule's file:line. */
+static int child_quota(void *arg)
+{
+	struct iond_reply reply;
+	int sock = svc_connect(&svc), fd[3] = { -1, -1, -1 };
+
+	(void)arg;
+	CHECK(alloc_on(sock, 1 << 20, svc.heap, &fd[0], &reply) == 0);
+	CHECK(alloc_on(sock, 1 << 20, svc.heap, &fd[1], &reply) == 0);
+	CHECK(alloc_on(sock, 1 << 20, svc.heap, &fd[2], &reply) == -EDQUOT);
+	CHECK(fd[2] == -1);
+	CHECK(strstr(reply.reason, "uid 65534 has 2097152 bytes, asks 1048576 more"));
+	CHECK(strstr(reply.reason, svc.quota_rule));
+	/* 2^63: refused by the quota, with the numbers, not attempted */
+	CHECK(alloc_on(sock, 1ULL << 63, svc.heap, &fd[2], &reply) == -EDQUOT);
+	CHECK(strstr(reply.reason, "asks 9223372036854775808 more"));
+	return 0;
+}
+
+static void test_quota(void **state)
+{
+	if (!svc.root)
+		skip();
+	assert_int_equal(svc_run_as(65534, 65534, child_quota, NULL), 0);
+}
+
+static int child_forbidden(void *arg)
+{
+	struct iond_reply reply;
+	int sock = svc_connect(&svc), fd = -1;
+
+	(void)arg;
+	CHECK(alloc_on(sock, 4096, svc.heap, &fd, &reply) == -EACCES);
+	CHECK(fd == -1);
+	CHECK(strstr(reply.reason, svc.heaps_rule));
+	return 0;
+}
+
+static void test_forbidden_heap(void **state)
+{
+	if (!svc.root)
+		skip();
+	assert_int_equal(svc_run_as(65533, 65533, child_forbidden, NULL), 0);
+}
+
+/* Allocates 1 MiB and dies holding it. */
+static int child_die_holding(void *arg)
+{
+	struct iond_reply reply;
+	int sock = svc_connect(&svc), fd = -1;
+
+	(void)arg;
+	CHECK(alloc_on(sock, 1 << 20, svc.heap, &fd, &reply) == 0);
+	kill(getpid(), SIGKILL);
+	return 1;
+}
+
+static int child_charged_zero(void *arg)
+{
+	int sock = svc_connect(&svc);
+
+	(void)arg;
+	CHECK(charged_becomes(sock, 0) == 0);
+	return 0;
+}
+
+static void test_death_releases(void **state)
+{
+	if (!svc.root)
+		skip();
+	assert_int_not_equal(svc_run_as(65534, 65534, child_die_holding, NULL), 0);
+	assert_int_equal(svc_run_as(65534, 65534, child_charged_zero, NULL), 0);
+}
+
+/* Another uid's buffer id: never freed, never seen. */
+static int child_steal(void *arg)
+{
+	struct iond_request req = { .op = IOND_OP_FREE, .seq = 9, .id = *(uint64_t *)arg };
+	struct iond_reply reply;
+	int sock = svc_connect(&svc);
+
+	CHECK(ask(sock, &req, &reply, NULL) == -ENOENT);
+	req.op = IOND_OP_USAGE;
+	req.flags = IOND_USAGE_ALL;
+	CHECK(ask(sock, &req, &reply, NULL) == -EPERM);
+	return 0;
+}
+
+static void test_other_users_buffer(void **state)
+{
+	struct iond_reply reply;
+	int sock, fd = -1;
+	uint64_t id;
+
+	if (!svc.root)
+		skip();
+	sock = svc_connect(&svc);
+	assert_int_equal(alloc_on(sock, 1 << 20, svc.heap, &fd, &reply), 0);
+	id = reply.id;
+	assert_int_equal(svc_run_as(65534, 65534, child_steal, &id), 0);
+	assert_int_equal(charged(sock), 1 << 20);
+	close(fd);
+	close(sock);
+}
+
+/* Kills the service under a connected client: the next call fails with
+ * -ECONNRESET (no hang), and the buffer handed out stays good. */
+static void test_restart(void **state)
+{
+	struct iond_reply reply;
+	int sock = svc_connect(&svc), fd = -1;
+	size_t size;
+	char *p;
+
+	assert_int_equal(alloc_on(sock, 1 << 20, svc.heap, &fd, &reply), 0);
+	svc_stop(&svc);
+	assert_int_equal(charged(sock), -1);
+	assert_int_equal(alloc_on(sock, 4096, svc.heap, NULL, &reply), -ECONNRESET);
+	assert_int_equal(ion_fd_get_size(fd, &size), 0);
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(p != MAP_FAILED);
+	p[size - 1] = 1;
+	munmap(p, size);
+	close(fd);
+	close(sock);
+	svc_start(&svc);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alloc),
+		cmocka_unit_test(test_quota),
+		cmocka_unit_test(test_forbidden_heap),
+		cmocka_unit_test(test_death_releases),
+		cmocka_unit_test(test_other_users_buffer),
+		cmocka_unit_test(test_hostile_garbage),
+		cmocka_unit_test(test_hostile_fds),
+		cmocka_unit_test(test_hostile_oversized),
+		cmocka_unit_test(test_hostile_never_reads),
+		cmocka_unit_test(test_hostile_connections),
+		cmocka_unit_test(test_no_growth),
+		cmocka_unit_test(test_restart),
+	};
+	int r;
+
+	if (svc_init(&svc, argc > 1 ? argv[1] : TEST_IOND_PATH) < 0)
+		return 77;
+	r = cmocka_run_group_tests(tests, NULL, NULL);
+	svc_fini(&svc);
+	return r;
+}
