@@ -36,6 +36,7 @@ struct iond_policy {
 	struct rule *rules;
 	size_t n_rules;
 	int errors;
+	bool quiet; /* count the problems, print none (text given directly) */
 };
 
 static const char *const limit_keys[IOND_LIMIT_COUNT] = {
@@ -68,7 +69,8 @@ static void report(struct iond_policy *policy, const char *file, unsigned int li
 		   const char *msg, const char *arg)
 {
 	policy->errors++;
-	fprintf(stderr, "%s:%u: %s%s%s\n", file, line, msg, arg ? ": " : "", arg ? arg : "");
+	if (!policy->quiet)
+		fprintf(stderr, "%s:%u: %s%s%s\n", file, line, msg, arg ? ": " : "", arg ? arg : "");
 }
 
 /* A number with an optional K, M, G or T (powers of 1024), or "infinity". */
@@ -294,6 +296,7 @@ int iond_policy_load_text(const char *text, const char *name, struct iond_policy
 		free(copy);
 		return -ENOMEM;
 	}
+	policy->quiet = true;
 	r = parse_text(policy, copy, name);
 	free(copy);
 	if (r < 0) {

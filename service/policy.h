@@ -44,7 +44,8 @@ struct iond_policy;
  * 0, or -ENOMEM.
  */
 int iond_policy_load(const char *paths, struct iond_policy **ret_policy);
-/* The same from text (the fuzzer's and the unit tests' door). */
+/* The same from text (the fuzzer's and the unit tests' door), printing
+ * nothing: iond_policy_error_count() says how many problems it had. */
 int iond_policy_load_text(const char *text, const char *name, struct iond_policy **ret_policy);
 void iond_policy_free(struct iond_policy *policy);
 int iond_policy_error_count(const struct iond_policy *policy);

@@ -229,7 +229,7 @@ int iond_reply_parse(const void *msg, size_t len, char *store, size_t store_size
 	reply.id = get64(body + 16);
 	reply.size = get64(body + 24);
 	if (reply.error > 0 || reply.error < -4095 || reason_len > IOND_REASON_MAX ||
-	    data_len > IOND_DATA_MAX)
+	    data_len > IOND_DATA_MAX || get32(body + 12) != 0)
 		return -EINVAL;
 	if (len != IOND_HDR_SIZE + IOND_REPLY_FIXED + reason_len + data_len)
 		return -EPROTO;
