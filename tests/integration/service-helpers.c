@@ -20,7 +20,9 @@ static const char policy_text[] =
 	"[User 65534]\n"                            /* 5 */
 	"MaxBytes = 2M\n"                           /* 6 */
 	"[User 65533]\n"                            /* 7 */
-	"Heaps = no-such-heap\n";                   /* 8 */
+	"Heaps = no-such-heap\n"                    /* 8 */
+	"[User 1000]\n"                             /* 9: test-service-vm's client */
+	"MaxContiguousBytes = 4M\n";                /* 10 */
 
 static int write_policy(struct svc *s)
 {
@@ -156,13 +158,16 @@ int svc_fd_count(const struct svc *s)
 
 int svc_fd_count_settled(const struct svc *s)
 {
-	int n = svc_fd_count(s), m;
+	int n = svc_fd_count(s), same = 0;
 
-	for (int i = 0; i < 40; i++) {
-		usleep(50000);
+	/* unchanged over 1.5 s: past a sweep (every second), which releases
+	 * buffers closed since the last */
+	for (int i = 0; i < 40 && same < 5; i++) {
+		int m;
+
+		usleep(300000);
 		m = svc_fd_count(s);
-		if (m == n)
-			break;
+		same = m == n ? same + 1 : 0;
 		n = m;
 	}
 	return n;
@@ -199,4 +204,24 @@ int svc_raw(int sock, const void *msg, size_t len, struct iond_reply *reply)
 		return -ECONNRESET;
 	r = iond_reply_parse(buf, (size_t)n, store, sizeof(store), reply);
 	return r < 0 ? r : reply->error;
+}
+
+int svc_ask(int sock, struct iond_request *req, struct iond_reply *reply, int *fd)
+{
+	static char store[IOND_REPLY_MAX + 2];
+	int r = iond_client_call(sock, req, store, sizeof(store), reply, fd);
+
+	return r < 0 ? r : reply->error;
+}
+
+long long svc_charged(int sock)
+{
+	struct iond_request req = { .op = IOND_OP_USAGE, .seq = 3 };
+	struct iond_reply reply;
+	const char *p;
+
+	if (svc_ask(sock, &req, &reply, NULL) != 0)
+		return -1;
+	p = strstr(reply.data, " bytes=");
+	return p ? atoll(p + 7) : -1;
 }

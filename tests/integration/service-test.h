@@ -61,8 +61,13 @@ int svc_run_as(uid_t uid, gid_t gid, int (*fn)(void *), void *arg);
 /* The service's open fds, and its resident memory in KiB. */
 int svc_fd_count(const struct svc *s);
 long svc_rss_kb(const struct svc *s);
-/* The same count once the service has caught up with closed clients. */
+/* The same count once the service has caught up with closed clients and
+ * swept the buffers closed (unchanged for 1.5 s). */
 int svc_fd_count_settled(const struct svc *s);
+/* A request answered: the reply's error, or the call's. */
+int svc_ask(int sock, struct iond_request *req, struct iond_reply *reply, int *fd);
+/* The caller's charged bytes (USAGE), or -1. */
+long long svc_charged(int sock);
 /* Sends len raw bytes and reads the reply: its error, or -ECONNRESET. */
 int svc_raw(int sock, const void *msg, size_t len, struct iond_reply *reply);
 

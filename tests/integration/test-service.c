@@ -18,35 +18,13 @@
 
 struct svc svc;
 
-/* A request of the test's, answered; the reply's error, or the call's. */
-static int ask(int sock, struct iond_request *req, struct iond_reply *reply, int *fd)
-{
-	static char store[IOND_REPLY_MAX + 2];
-	int r = iond_client_call(sock, req, store, sizeof(store), reply, fd);
-
-	return r < 0 ? r : reply->error;
-}
-
 static int alloc_on(int sock, uint64_t size, const char *heap, int *fd,
 		    struct iond_reply *reply)
 {
 	struct iond_request req = { .op = IOND_OP_ALLOC, .seq = 7, .size = size,
 				    .heap = heap };
 
-	return ask(sock, &req, reply, fd);
-}
-
-/* The caller's charged bytes, from USAGE. */
-static long long charged(int sock)
-{
-	struct iond_request req = { .op = IOND_OP_USAGE, .seq = 3 };
-	struct iond_reply reply;
-	const char *p;
-
-	if (ask(sock, &req, &reply, NULL) != 0)
-		return -1;
-	p = strstr(reply.data, " bytes=");
-	return p ? atoll(p + 7) : -1;
+	return svc_ask(sock, &req, reply, fd);
 }
 
 /* Charged bytes of the caller, polled for up to 3 s until they are want. */
@@ -54,7 +32,7 @@ static long long charged_becomes(int sock, long long want)
 {
 	long long got = -1;
 
-	for (int i = 0; i < 60 && (got = charged(sock)) != want; i++)
+	for (int i = 0; i < 60 && (got = svc_charged(sock)) != want; i++)
 		usleep(50000);
 	return got;
 }
@@ -74,7 +52,7 @@ static void test_alloc(void **state)
 	assert_int_equal(size, 1 << 20);
 	assert_int_equal(reply.size, 1 << 20);
 	assert_non_null(strstr(reply.data, svc.heap));
-	assert_int_equal(charged(sock), 1 << 20);
+	assert_int_equal(svc_charged(sock), 1 << 20);
 	close(fd);
 	close(sock);
 	sock = svc_connect(&svc);
@@ -166,10 +144,10 @@ static int child_steal(void *arg)
 	struct iond_reply reply;
 	int sock = svc_connect(&svc);
 
-	CHECK(ask(sock, &req, &reply, NULL) == -ENOENT);
+	CHECK(svc_ask(sock, &req, &reply, NULL) == -ENOENT);
 	req.op = IOND_OP_USAGE;
 	req.flags = IOND_USAGE_ALL;
-	CHECK(ask(sock, &req, &reply, NULL) == -EPERM);
+	CHECK(svc_ask(sock, &req, &reply, NULL) == -EPERM);
 	return 0;
 }
 
@@ -185,7 +163,7 @@ static void test_other_users_buffer(void **state)
 	assert_int_equal(alloc_on(sock, 1 << 20, svc.heap, &fd, &reply), 0);
 	id = reply.id;
 	assert_int_equal(svc_run_as(65534, 65534, child_steal, &id), 0);
-	assert_int_equal(charged(sock), 1 << 20);
+	assert_int_equal(svc_charged(sock), 1 << 20);
 	close(fd);
 	close(sock);
 }
@@ -201,7 +179,7 @@ static void test_restart(void **state)
 
 	assert_int_equal(alloc_on(sock, 1 << 20, svc.heap, &fd, &reply), 0);
 	svc_stop(&svc);
-	assert_int_equal(charged(sock), -1);
+	assert_int_equal(svc_charged(sock), -1);
 	assert_int_equal(alloc_on(sock, 4096, svc.heap, NULL, &reply), -ECONNRESET);
 	assert_int_equal(ion_fd_get_size(fd, &size), 0);
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
