@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -20,6 +21,11 @@ int iond_client_connect(const char *path)
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* a service that hangs never hangs its clients */
+	struct timeval tv = { .tv_sec = IOND_CLIENT_TIMEOUT_S };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
 		r = -errno;
 		close(fd);
@@ -83,7 +89,7 @@ int iond_client_call(int sock, const struct iond_request *req, char *store, size
 		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
 	if (n <= 0) {
-		r = n == 0 ? -ECONNRESET : -errno;
+		r = n == 0 ? -ECONNRESET : errno == EAGAIN ? -ETIMEDOUT : -errno;
 		free(buf);
 		return r;
 	}

@@ -11,8 +11,11 @@
 
 #include "proto.h"
 
-/* A close-on-exec SOCK_SEQPACKET connection to path: the fd, or a
- * negative errno (-ENOENT: no service there). */
+/* How long a client waits for the service to take or answer a request. */
+#define IOND_CLIENT_TIMEOUT_S 30
+/* A close-on-exec SOCK_SEQPACKET connection to path, whose sends and
+ * receives give up after IOND_CLIENT_TIMEOUT_S: the fd, or a negative
+ * errno (-ENOENT: no service there). */
 int iond_client_connect(const char *path);
 /*
  * Sends req and reads its reply, parsed into ret_reply (strings in store,
@@ -20,7 +23,8 @@ int iond_client_connect(const char *path);
  * buffer an ALLOC reply carried, close-on-exec, else -1; any other fd a
  * reply brought is closed.  0 when a reply came (its error is the
  * service's answer), or a negative errno: -ECONNRESET when the service
- * went away, -EPROTO for a reply that is not one.
+ * went away, -ETIMEDOUT when it did not answer in time, -EPROTO for a
+ * reply that is not one.
  */
 int iond_client_call(int sock, const struct iond_request *req, char *store, size_t store_size,
 		     struct iond_reply *ret_reply, int *ret_fd);

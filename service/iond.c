@@ -381,6 +381,8 @@ int main(int argc, char **argv)
 	}
 	d.srv.own_uid = geteuid();
 	r = ion_ctx_new(NULL, &d.srv.ctx);
+	if (r == 0) /* the service never asks itself */
+		r = ion_ctx_set_service(d.srv.ctx, "");
 	if (r == 0)
 		r = ion_ctx_get_heap_count(d.srv.ctx); /* discovery now, not on the first client */
 	if (r >= 0)

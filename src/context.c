@@ -126,6 +126,7 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 	ion_pools_fini(&ctx->pools);
 	pthread_mutex_destroy(&ctx->discover_lock);
 	ion_strv_free(ctx->heaps_paths);
+	free(ctx->service_path);
 	free(ctx->sysroot);
 	free(ctx);
 	return NULL;

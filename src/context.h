@@ -36,6 +36,7 @@ struct ion_ctx {
 
 	struct ion_pools pools;	/* mutable, with locks of their own */
 	struct ion_monitor *monitor; /* made on first ion_ctx_get_monitor_fd() */
+	char *service_path;	/* ion_ctx_set_service(): NULL default, "" off */
 };
 
 void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,

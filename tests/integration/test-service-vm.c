@@ -7,7 +7,8 @@
  * named after it, and is refused past its quota with -EDQUOT and the
  * numbers; a buffer it passed on stays charged to it until the other
  * process closes it; 100 buffers of a client killed holding them are
- * released once its fds are gone.  Exit 77 without a CMA heap (the host).
+ * released once its fds are gone; the library's own calls go through the
+ * service unchanged (ion_ctx_set_service()).  Exit 77 without a CMA heap (the host).
  *
  * Usage: test-service-vm IOND
  */
@@ -64,21 +65,31 @@ static void nodes_give_back(void)
 	}
 }
 
+/* A config for {video0, card1}, the devices of ctx. */
+static struct ion_alloc_config *for_camera_display(struct ion_ctx *ctx)
+{
+	static const char *const names[] = { "video0", "card1" };
+	struct ion_alloc_config *config;
+	struct ion_device *dev;
+
+	CHECK(ion_alloc_config_new(&config) == 0 && ion_alloc_config_set_size(config, 1 << 20) == 0);
+	for (int i = 0; i < 2; i++) {
+		CHECK(ion_ctx_get_device(ctx, names[i], &dev) == 0);
+		CHECK(ion_alloc_config_add_device(config, dev) == 0);
+		ion_device_unref(dev);
+	}
+	return config;
+}
+
 /* The ionc1 text of {video0, card1}, as the client's own library says. */
 static char *constraints(void)
 {
 	struct ion_ctx *ctx;
-	struct ion_device *dev;
 	struct ion_alloc_config *config;
 	char *text = NULL;
 
-	CHECK(ion_ctx_new(NULL, &ctx) == 0 && ion_alloc_config_new(&config) == 0);
-	CHECK(ion_ctx_get_device(ctx, "video0", &dev) == 0);
-	CHECK(ion_alloc_config_add_device(config, dev) == 0);
-	ion_device_unref(dev);
-	CHECK(ion_ctx_get_device(ctx, "card1", &dev) == 0);
-	CHECK(ion_alloc_config_add_device(config, dev) == 0);
-	ion_device_unref(dev);
+	CHECK(ion_ctx_new(NULL, &ctx) == 0);
+	config = for_camera_display(ctx);
 	CHECK(ion_alloc_config_serialize(config, &text) == 0);
 	ion_alloc_config_free(config);
 	ion_ctx_unref(ctx);
@@ -204,6 +215,42 @@ static int client_hold_100(void *arg)
 	return 1;
 }
 
+/* The library's own calls, unchanged, through the service: a heap by name,
+ * and a request for {video0, card1}; off, the node's own refusal. */
+static int client_library(void *arg)
+{
+	struct ion_ctx *ctx;
+	struct ion_alloc_config *config;
+	const struct ion_heap *heap = NULL;
+	int fd = -1;
+
+	(void)arg;
+	CHECK(ion_ctx_new(NULL, &ctx) == 0);
+	CHECK(ion_ctx_set_service(ctx, "") == 0);
+	CHECK(ion_ctx_alloc(ctx, "reserved", 1 << 20, 0, &fd) == -EACCES && fd == -1);
+	CHECK(ion_ctx_set_service(ctx, svc.socket) == 0);
+	CHECK(ion_ctx_alloc(ctx, "reserved", 1 << 20, 0, &fd) == 0);
+	CHECK(named_after_me(fd));
+	close(fd);
+	config = for_camera_display(ctx);
+	CHECK(ion_ctx_allocate(ctx, config, &fd, &heap) == 0);
+	CHECK(heap && strcmp(ion_heap_get_name(heap), "reserved") == 0);
+	fprintf(stderr, "uid %u, ion_ctx_allocate({video0, card1}) through iond: %s\n",
+		(unsigned int)getuid(), ion_heap_get_name(heap));
+	close(fd);
+	/* past the quota: the service's -EDQUOT, not the node's -EACCES */
+	CHECK(ion_alloc_config_set_size(config, 5 << 20) == 0);
+	CHECK(ion_ctx_allocate(ctx, config, &fd, &heap) == -EDQUOT);
+	ion_alloc_config_free(config);
+	ion_ctx_unref(ctx);
+	return 0;
+}
+
+static void test_library_through_service(void **state)
+{
+	assert_int_equal(svc_run_as(CLIENT_ID, CLIENT_ID, client_library, NULL), 0);
+}
+
 static void test_cma_for_devices(void **state)
 {
 	long long zero = 0;
@@ -251,6 +298,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cma_for_devices),
+		cmocka_unit_test(test_library_through_service),
 		cmocka_unit_test(test_passed_on_stays_charged),
 		cmocka_unit_test(test_killed_holding_100),
 	};
