@@ -172,6 +172,24 @@ int iond_account_sweep(struct iond_account *acct, uid_t uid)
 	return released;
 }
 
+int iond_account_sweep_some(struct iond_account *acct, size_t n)
+{
+	int released = 0;
+
+	for (; n > 0 && acct->n_buffers > 0; n--) {
+		if (acct->cursor >= acct->n_buffers)
+			acct->cursor = 0;
+		if (acct->buffers[acct->cursor].tracked &&
+		    iond_fd_refs(acct->buffers[acct->cursor].fd) == 0) {
+			release(acct, acct->cursor); /* the last one moved here: look at it next */
+			released++;
+		} else {
+			acct->cursor++;
+		}
+	}
+	return released;
+}
+
 int iond_account_free(struct iond_account *acct, uid_t uid, uint64_t id,
 		      char *reason, size_t reason_size)
 {

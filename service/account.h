@@ -46,6 +46,7 @@ struct iond_account {
 	struct iond_buffer *buffers;
 	size_t n_buffers, cap_buffers;
 	uint64_t next_id;
+	size_t cursor; /* where iond_account_sweep_some() goes on */
 };
 
 /* The user of uid (made on first use); NULL on -ENOMEM. */
@@ -66,6 +67,10 @@ void iond_account_drop_owner(struct iond_account *acct, const void *owner);
 /* Releases every buffer (of uid, or all with uid -1) that nothing outside
  * the service references; returns how many it released. */
 int iond_account_sweep(struct iond_account *acct, uid_t uid);
+/* The same for the next n buffers only, round the list: the service
+ * calls it after each request, so that buffers closed are released at
+ * the pace they are asked for, not a second later. */
+int iond_account_sweep_some(struct iond_account *acct, size_t n);
 /* FREE: 0 (released), -EBUSY (still referenced elsewhere: reason says how
  * often), -ENOENT (no buffer of that id charged to uid). */
 int iond_account_free(struct iond_account *acct, uid_t uid, uint64_t id,

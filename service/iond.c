@@ -30,6 +30,7 @@
 
 #define LISTEN_MAX 8
 #define SWEEP_MS 1000
+#define SWEEP_PER_REQUEST 4 /* buffers looked at after each request */
 
 struct iond {
 	struct iond_server srv;
@@ -223,7 +224,9 @@ static bool serve_one(struct iond *d, struct iond_conn *conn)
 		return true;
 	}
 	iond_serve(&d->srv, conn, &req, &ans);
-	return answer(conn->fd, &ans) != -EAGAIN;
+	r = answer(conn->fd, &ans);
+	iond_account_sweep_some(&d->srv.acct, SWEEP_PER_REQUEST);
+	return r != -EAGAIN;
 }
 
 static long now_ms(void)
