@@ -237,8 +237,8 @@ static long now_ms(void)
 	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-/* SIGHUP: the policy again (clients keep their limits until they
- * reconnect or next resolve).  SIGTERM and SIGINT end the loop. */
+/* SIGHUP: the policy again, for every user and client at once.
+ * SIGTERM and SIGINT end the loop. */
 static bool on_signal(struct iond *d)
 {
 	struct signalfd_siginfo si;
@@ -248,10 +248,19 @@ static bool on_signal(struct iond *d)
 		return true;
 	if (si.ssi_signo != SIGHUP)
 		return false;
-	if (iond_policy_load(d->policy_path, &policy) == 0) {
-		iond_policy_free(d->srv.policy);
-		d->srv.policy = policy;
+	if (iond_policy_load(d->policy_path, &policy) < 0)
+		return true;
+	/* every user's limits point into the old policy: resolve them all
+	 * again (by uid alone, then each client with its groups) first */
+	for (size_t i = 0; i < d->srv.acct.n_users; i++) {
+		struct iond_user *u = d->srv.acct.users[i];
+
+		iond_policy_resolve(policy, u->uid, (gid_t)-1, NULL, 0, &u->limits);
 	}
+	iond_policy_free(d->srv.policy);
+	d->srv.policy = policy;
+	for (struct iond_conn *c = d->conns; c; c = c->next)
+		iond_serve_resolve(&d->srv, c);
 	return true;
 }
 

@@ -24,20 +24,37 @@ static const char policy_text[] =
 	"[User 1000]\n"                             /* 9: test-service-vm's client */
 	"MaxContiguousBytes = 4M\n";                /* 10 */
 
-static int write_policy(struct svc *s)
+/* The policy file, with extra lines after the test's own. */
+static int policy_put(const struct svc *s, const char *extra)
 {
 	char path[160];
 	FILE *f;
 
-	snprintf(s->policy, sizeof(s->policy), "%s/pol", s->dir);
-	if (mkdir(s->policy, 0755) < 0)
-		return -1;
 	snprintf(path, sizeof(path), "%s/20-test.conf", s->policy);
 	f = fopen(path, "we");
 	if (!f)
 		return -1;
 	fputs(policy_text, f);
+	fputs(extra ? extra : "", f);
 	fclose(f);
+	return 0;
+}
+
+void svc_reload(const struct svc *s, const char *extra)
+{
+	if (policy_put(s, extra) < 0 || kill(s->pid, SIGHUP) < 0)
+		abort();
+	usleep(200000);
+}
+
+static int write_policy(struct svc *s)
+{
+	char path[160];
+
+	snprintf(s->policy, sizeof(s->policy), "%s/pol", s->dir);
+	if (mkdir(s->policy, 0755) < 0 || policy_put(s, NULL) < 0)
+		return -1;
+	snprintf(path, sizeof(path), "%s/20-test.conf", s->policy);
 	snprintf(s->quota_rule, sizeof(s->quota_rule), "MaxBytes = 2097152 (%s:6)", path);
 	snprintf(s->heaps_rule, sizeof(s->heaps_rule), "Heaps = no-such-heap (%s:8)", path);
 	return 0;

@@ -52,6 +52,9 @@ extern struct svc svc;
 int svc_init(struct svc *s, const char *iond);
 void svc_fini(struct svc *s);
 void svc_start(struct svc *s);
+/* The policy with extra lines after the test's 10 (NULL: none), read
+ * again by the service (SIGHUP). */
+void svc_reload(const struct svc *s, const char *extra);
 void svc_stop(struct svc *s);
 /* A connection to the service (fails the test or the child without one). */
 int svc_connect(const struct svc *s);

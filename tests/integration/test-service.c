@@ -168,6 +168,28 @@ static void test_other_users_buffer(void **state)
 	close(sock);
 }
 
+/* SIGHUP: a new policy, for a client connected before it too. */
+static void test_reload(void **state)
+{
+	struct iond_request req = { .op = IOND_OP_USAGE, .seq = 3 };
+	struct iond_reply reply;
+	char want[300], extra[64];
+	int sock = svc_connect(&svc);
+
+	assert_int_equal(svc_ask(sock, &req, &reply, NULL), 0);
+	assert_non_null(strstr(reply.data, "key=MaxBytes max=67108864 source="));
+	snprintf(extra, sizeof(extra), "[User %u]\nMaxBytes = 3M\n", (unsigned int)getuid());
+	svc_reload(&svc, extra);
+	assert_int_equal(svc_ask(sock, &req, &reply, NULL), 0);
+	snprintf(want, sizeof(want), "key=MaxBytes max=3145728 source=%s/20-test.conf:12",
+		 svc.policy);
+	assert_non_null(strstr(reply.data, want));
+	svc_reload(&svc, NULL);
+	assert_int_equal(svc_ask(sock, &req, &reply, NULL), 0);
+	assert_non_null(strstr(reply.data, "key=MaxBytes max=67108864 source="));
+	close(sock);
+}
+
 /* Kills the service under a connected client: the next call fails with
  * -ECONNRESET (no hang), and the buffer handed out stays good. */
 static void test_restart(void **state)
@@ -205,6 +227,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_hostile_never_reads),
 		cmocka_unit_test(test_hostile_connections),
 		cmocka_unit_test(test_no_growth),
+		cmocka_unit_test(test_reload),
 		cmocka_unit_test(test_restart),
 	};
 	int r;
