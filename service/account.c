@@ -17,15 +17,27 @@
 
 #include "account.h"
 
+/* /proc/self/fdinfo, opened once at start: a path lookup less per read. */
+static int fdinfo_dir = -1;
+
+int iond_fdinfo_open(void)
+{
+	if (fdinfo_dir < 0)
+		fdinfo_dir = open("/proc/self/fdinfo", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fdinfo_dir < 0 ? -errno : 0;
+}
+
 int iond_fd_refs(int fd)
 {
-	char path[40], text[1024], *p;
+	char name[16], text[1024], *p;
 	ssize_t n;
 	long v;
-	int f;
+	int f, r = iond_fdinfo_open();
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = open(path, O_RDONLY | O_CLOEXEC);
+	if (r < 0)
+		return r;
+	snprintf(name, sizeof(name), "%d", fd);
+	f = openat(fdinfo_dir, name, O_RDONLY | O_CLOEXEC);
 	if (f < 0)
 		return -errno;
 	n = read(f, text, sizeof(text) - 1);
@@ -35,7 +47,7 @@ int iond_fd_refs(int fd)
 	text[n] = '\0';
 	p = strstr(text, "\ncount:");
 	if (!p)
-		return -ENOENT; /* before Linux 5.3 */
+		return -ENOENT; /* before Linux 5.3, or not a dma-buf */
 	v = strtol(p + 7, NULL, 10);
 	return v >= 1 && v < INT32_MAX ? (int)v - 1 : -EIO;
 }
@@ -110,7 +122,7 @@ int iond_account_check(const struct iond_user *user, uint64_t size, enum iond_cl
 
 int iond_account_add(struct iond_account *acct, struct iond_user *user, int fd,
 		     uint64_t size, enum iond_class cls, const char *heap, pid_t pid,
-		     const void *owner, uint64_t *ret_id)
+		     const void *owner, bool tracked, uint64_t *ret_id)
 {
 	struct iond_buffer *b;
 
@@ -135,7 +147,7 @@ int iond_account_add(struct iond_account *acct, struct iond_user *user, int fd,
 	b->pid = pid;
 	b->uid = user->uid;
 	b->owner = owner;
-	b->tracked = iond_fd_refs(fd) >= 0;
+	b->tracked = tracked;
 	user->bytes[cls] += size;
 	user->buffers[cls]++;
 	*ret_id = b->id;

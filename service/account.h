@@ -57,10 +57,11 @@ int iond_account_check_total(const struct iond_user *user, uint64_t size, char *
 			     size_t reason_size);
 int iond_account_check(const struct iond_user *user, uint64_t size, enum iond_class cls,
 		       char *reason, size_t reason_size);
-/* Charges a buffer to user; takes fd (closes it on failure). */
+/* Charges a buffer to user; takes fd (closes it on failure).  tracked:
+ * the kernel counts its references (a dma-buf, Linux 5.3 and later). */
 int iond_account_add(struct iond_account *acct, struct iond_user *user, int fd,
 		     uint64_t size, enum iond_class cls, const char *heap, pid_t pid,
-		     const void *owner, uint64_t *ret_id);
+		     const void *owner, bool tracked, uint64_t *ret_id);
 /* A connection closed: its untracked buffers are released, the others
  * forget it. */
 void iond_account_drop_owner(struct iond_account *acct, const void *owner);
@@ -75,6 +76,9 @@ int iond_account_sweep_some(struct iond_account *acct, size_t n);
  * often), -ENOENT (no buffer of that id charged to uid). */
 int iond_account_free(struct iond_account *acct, uid_t uid, uint64_t id,
 		      char *reason, size_t reason_size);
+/* Opens /proc/self/fdinfo for iond_fd_refs(), once (at start, so that
+ * the fd table does not change later); 0 or a negative errno. */
+int iond_fdinfo_open(void);
 /* The references to fd's file besides fd itself, or a negative errno. */
 int iond_fd_refs(int fd);
 void iond_account_fini(struct iond_account *acct);

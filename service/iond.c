@@ -30,7 +30,7 @@
 
 #define LISTEN_MAX 8
 #define SWEEP_MS 1000
-#define SWEEP_PER_REQUEST 4 /* buffers looked at after each request */
+#define SWEEP_PER_REQUEST 2 /* buffers looked at after each request */
 
 struct iond {
 	struct iond_server srv;
@@ -397,6 +397,8 @@ int main(int argc, char **argv)
 		r = ion_ctx_set_service(d.srv.ctx, "");
 	if (r == 0)
 		r = ion_ctx_get_heap_count(d.srv.ctx); /* discovery now, not on the first client */
+	if (r >= 0)
+		r = iond_fdinfo_open();
 	if (r >= 0)
 		r = setup(&d, socket_path);
 	if (r < 0) {

@@ -173,7 +173,8 @@ static void serve_alloc_heaps(struct iond_server *srv, struct iond_conn *conn,
 	}
 	name_buffer(conn, req->name, fd);
 	r = iond_account_add(&srv->acct, conn->user, fd, ion_solution_get_size(sol),
-			     heap_class(heap), ion_heap_get_name(heap), conn->pid, conn, &id);
+			     heap_class(heap), ion_heap_get_name(heap), conn->pid, conn,
+			     !(ion_heap_get_properties(heap) & ION_HEAP_PROP_CPU_ONLY), &id);
 	if (r < 0) {
 		REFUSE(ans, r, "out of memory");
 		return;

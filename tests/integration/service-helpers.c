@@ -85,10 +85,12 @@ int svc_init(struct svc *s, const char *iond)
 	return 0;
 }
 
-void svc_fini(struct svc *s)
+int svc_fini(struct svc *s)
 {
-	svc_stop(s);
+	int r = svc_stop(s);
+
 	test_remove_tree(s->dir);
+	return r;
 }
 
 void svc_start(struct svc *s)
@@ -120,13 +122,19 @@ void svc_start(struct svc *s)
 	abort();
 }
 
-void svc_stop(struct svc *s)
+int svc_stop(struct svc *s)
 {
+	int status = 0;
+
 	if (s->pid <= 0)
-		return;
+		return 0;
 	kill(s->pid, SIGTERM);
-	waitpid(s->pid, NULL, 0);
+	waitpid(s->pid, &status, 0);
 	s->pid = 0;
+	if (status != 0)
+		fprintf(stderr, "test-service: iond ended with status 0x%x (a crash, or a leak "
+			"its sanitizer found)\n", status);
+	return status != 0 ? -1 : 0;
 }
 
 int svc_connect(const struct svc *s)

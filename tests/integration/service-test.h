@@ -50,12 +50,14 @@ extern struct svc svc;
 /* Writes the policy, picks a heap, starts iond; -1 (and why) when it
  * cannot run here. */
 int svc_init(struct svc *s, const char *iond);
-void svc_fini(struct svc *s);
+/* Stops the service (SIGTERM): 0, or -1 when it did not end cleanly
+ * (a crash, or a leak LeakSanitizer found in a sanitized build). */
+int svc_fini(struct svc *s);
 void svc_start(struct svc *s);
+int svc_stop(struct svc *s);
 /* The policy with extra lines after the test's 10 (NULL: none), read
  * again by the service (SIGHUP). */
 void svc_reload(const struct svc *s, const char *extra);
-void svc_stop(struct svc *s);
 /* A connection to the service (fails the test or the child without one). */
 int svc_connect(const struct svc *s);
 /* fn(arg) in a child as uid/gid (no supplementary groups): its exit

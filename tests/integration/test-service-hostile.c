@@ -226,6 +226,19 @@ void test_hostile_connections(void **state)
 	assert_serving();
 }
 
+/* Whether this build (and so the service's) runs under a sanitizer. */
+static bool sanitized(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+	return true;
+#endif
+#endif
+	return false;
+}
+
 /* 100,000 requests of every kind, good and bad: no fd and no memory more. */
 void test_no_growth(void **state)
 {
@@ -276,6 +289,9 @@ void test_no_growth(void **state)
 	fprintf(stderr, "after 100,000 requests: fds %d -> %d, RSS %ld -> %ld KiB\n", fds, after,
 		rss, svc_rss_kb(&svc));
 	assert_int_equal(after, fds);
-	assert_true(svc_rss_kb(&svc) - rss < 512);
+	/* A sanitizer's quarantine keeps what is freed: there, its leak check
+	 * at the service's exit (svc_stop()) says instead. */
+	if (!sanitized())
+		assert_true(svc_rss_kb(&svc) - rss < 512);
 	close(sock);
 }

@@ -316,7 +316,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r = cmocka_run_group_tests(tests, NULL, NULL);
-	svc_fini(&svc);
+	if (svc_fini(&svc) < 0)
+		r = r ? r : 1;
 	nodes_give_back();
 	return r;
 }

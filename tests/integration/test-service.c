@@ -200,7 +200,7 @@ static void test_restart(void **state)
 	char *p;
 
 	assert_int_equal(alloc_on(sock, 1 << 20, svc.heap, &fd, &reply), 0);
-	svc_stop(&svc);
+	assert_int_equal(svc_stop(&svc), 0);
 	assert_int_equal(svc_charged(sock), -1);
 	assert_int_equal(alloc_on(sock, 4096, svc.heap, NULL, &reply), -ECONNRESET);
 	assert_int_equal(ion_fd_get_size(fd, &size), 0);
@@ -235,6 +235,7 @@ int main(int argc, char **argv)
 	if (svc_init(&svc, argc > 1 ? argv[1] : TEST_IOND_PATH) < 0)
 		return 77;
 	r = cmocka_run_group_tests(tests, NULL, NULL);
-	svc_fini(&svc);
+	if (svc_fini(&svc) < 0)
+		r = r ? r : 1;
 	return r;
 }
