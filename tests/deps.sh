@@ -16,7 +16,9 @@ build=(gcc g++ meson ninja-build pkg-config libdrm-dev libudev-dev)
 # udev: udev.pc, which says where the udev rule is installed (its daemon
 #   is not started where invoke-rc.d's policy forbids it, as in containers)
 # python3: the tests read ionctl's and meson's JSON
-test=(libcmocka-dev umockdev libumockdev-dev clang libclang-rt-14-dev groff-base man-db udev python3)
+# systemd: systemd-analyze, which verifies iond's units (nothing is started)
+test=(libcmocka-dev umockdev libumockdev-dev clang libclang-rt-14-dev groff-base man-db udev python3
+      systemd)
 vm=(valgrind qemu-system-x86 busybox-static cpio bc flex bison libelf-dev
     libssl-dev xz-utils make linux-source-6.1 ca-certificates clang)
 # Cross builds run under qemu-user; the arm64 VM's kernel is cross-built
