@@ -14,6 +14,8 @@
  *
  * Usage: test-service [IOND]   (default: the build's iond)
  */
+#include <fcntl.h>
+
 #include "service-test.h"
 
 struct svc svc;
@@ -168,6 +170,52 @@ static void test_other_users_buffer(void **state)
 	close(sock);
 }
 
+/* Socket activation, as systemd does it: the listening socket as fd 3,
+ * LISTEN_PID and LISTEN_FDS; iond takes it and makes no socket of its own. */
+static void test_socket_activation(void **state)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct iond_request req = { .op = IOND_OP_HEAPS, .seq = 8 };
+	struct iond_reply reply;
+	int lfd, sock = -1, status;
+	pid_t pid;
+
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s/activated.sock", svc.dir);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	assert_true(lfd >= 0);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(lfd, 8), 0);
+	pid = fork();
+	if (pid == 0) {
+		char n[16];
+
+		/* fd 3, inherited (dup2 onto itself keeps close-on-exec) */
+		if ((lfd != 3 && dup2(lfd, 3) != 3) || fcntl(3, F_SETFD, 0) < 0)
+			_exit(126);
+		snprintf(n, sizeof(n), "%d", (int)getpid());
+		setenv("LISTEN_PID", n, 1);
+		setenv("LISTEN_FDS", "1", 1);
+		execl(svc.iond, "iond", "--policy", svc.policy, "--foreground", (char *)NULL);
+		_exit(127);
+	}
+	close(lfd);
+	for (int i = 0; i < 200 && sock < 0; i++) {
+		sock = iond_client_connect(addr.sun_path);
+		if (sock >= 0 && svc_ask(sock, &req, &reply, NULL) != 0) {
+			close(sock);
+			sock = -1;
+		}
+		if (sock < 0)
+			usleep(25000);
+	}
+	assert_true(sock >= 0);
+	assert_non_null(strstr(reply.data, svc.heap));
+	close(sock);
+	kill(pid, SIGTERM);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* SIGHUP: a new policy, for a client connected before it too. */
 static void test_reload(void **state)
 {
@@ -228,6 +276,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_hostile_connections),
 		cmocka_unit_test(test_no_growth),
 		cmocka_unit_test(test_reload),
+		cmocka_unit_test(test_socket_activation),
 		cmocka_unit_test(test_restart),
 	};
 	int r;
