@@ -37,6 +37,7 @@ struct iond_policy {
 	size_t n_rules;
 	int errors;
 	bool quiet; /* count the problems, print none (text given directly) */
+	bool numeric; /* users and groups by number only (no NSS lookups) */
 };
 
 static const char *const limit_keys[IOND_LIMIT_COUNT] = {
@@ -103,7 +104,7 @@ static int parse_amount(const char *s, uint64_t *ret)
 	return 0;
 }
 
-static int parse_id(const char *s, bool group, uint32_t *ret)
+static int parse_id(const char *s, bool group, bool numeric, uint32_t *ret)
 {
 	uint64_t v;
 	char *end;
@@ -116,6 +117,8 @@ static int parse_id(const char *s, bool group, uint32_t *ret)
 		*ret = (uint32_t)v;
 		return 0;
 	}
+	if (numeric)
+		return -ENOENT;
 	if (group) {
 		struct group *gr = getgrnam(s);
 
@@ -172,7 +175,7 @@ static struct rule *section(struct iond_policy *policy, char *text, const char *
 		rule.kind = RULE_DEFAULT;
 	} else if ((strcmp(text, "User") == 0 || strcmp(text, "Group") == 0) && arg) {
 		rule.kind = text[0] == 'U' ? RULE_USER : RULE_GROUP;
-		if (parse_id(trim(arg), rule.kind == RULE_GROUP, &rule.id) < 0) {
+		if (parse_id(trim(arg), rule.kind == RULE_GROUP, policy->numeric, &rule.id) < 0) {
 			report(policy, file, line, "no such user or group", trim(arg));
 			return NULL;
 		}
@@ -297,6 +300,7 @@ int iond_policy_load_text(const char *text, const char *name, struct iond_policy
 		return -ENOMEM;
 	}
 	policy->quiet = true;
+	policy->numeric = true;
 	r = parse_text(policy, copy, name);
 	free(copy);
 	if (r < 0) {

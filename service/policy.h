@@ -45,7 +45,8 @@ struct iond_policy;
  */
 int iond_policy_load(const char *paths, struct iond_policy **ret_policy);
 /* The same from text (the fuzzer's and the unit tests' door), printing
- * nothing: iond_policy_error_count() says how many problems it had. */
+ * nothing (iond_policy_error_count() says how many problems it had), and
+ * users and groups by number only: no name service is asked. */
 int iond_policy_load_text(const char *text, const char *name, struct iond_policy **ret_policy);
 void iond_policy_free(struct iond_policy *policy);
 int iond_policy_error_count(const struct iond_policy *policy);

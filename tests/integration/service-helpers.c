@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -154,8 +155,10 @@ int svc_run_as(uid_t uid, gid_t gid, int (*fn)(void *), void *arg)
 	pid_t pid = fork();
 
 	if (pid == 0) {
+		/* dumpable again, as an exec'd client is: else /proc/self of
+		 * the child stays root's, and 5.10 keeps its fdinfo from it */
 		if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-		    setresuid(uid, uid, uid) < 0)
+		    setresuid(uid, uid, uid) < 0 || prctl(PR_SET_DUMPABLE, 1) < 0)
 			_exit(126);
 		_exit(fn(arg));
 	}

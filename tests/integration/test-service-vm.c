@@ -105,13 +105,18 @@ static bool named_after_me(int fd)
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
 	f = open(path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
+	if (f < 0) {
+		fprintf(stderr, "%s: %s\n", path, strerror(errno));
 		return false;
+	}
 	n = read(f, text, sizeof(text) - 1);
 	close(f);
 	text[n > 0 ? n : 0] = '\0';
 	snprintf(want, sizeof(want), "name:\t%d:", (int)getpid());
-	return strstr(text, want) != NULL;
+	if (strstr(text, want))
+		return true;
+	fprintf(stderr, "fd %d is not named \"%s...\": its fdinfo:\n%s", fd, want + 6, text);
+	return false;
 }
 
 static int client_cma(void *arg)
