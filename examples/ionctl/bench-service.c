@@ -9,14 +9,17 @@
  * resident memory idle and after the run.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bench-solve.h"
 #include "ionctl.h"
 #include "service/client.h"
 
@@ -106,6 +109,89 @@ static void row(struct service_bench *b, const struct ion_heap *h, size_t len)
 	fflush(stdout);
 }
 
+/* --clients: n processes, each its own connection, allocating and closing
+ * CLIENT_CALLS buffers at once from one start: every call's latency and
+ * each client's rate. */
+#define CLIENT_CALLS 32
+
+struct clients_result {
+	double lat[CLIENT_CALLS];
+	double elapsed;
+	int error;
+};
+
+static void client_run(const char *path, const char *heap, size_t len, int start,
+		       struct clients_result *out)
+{
+	struct service_bench b = { .heap = heap, .store = malloc(IOND_REPLY_MAX + 2) };
+	char go;
+	double t0;
+
+	b.sock = iond_client_connect(path);
+	out->error = !b.store || b.sock < 0 ? -ENOMEM : 0;
+	if (read(start, &go, 1) < 0 || out->error) /* the end of the pipe: go */
+		_exit(1);
+	t0 = ionctl_now_ns();
+	for (int i = 0; i < CLIENT_CALLS && !out->error; i++) {
+		double t = ionctl_now_ns();
+
+		out->error = via_service(&b, len);
+		out->lat[i] = ionctl_now_ns() - t;
+	}
+	out->elapsed = ionctl_now_ns() - t0;
+	_exit(out->error ? 1 : 0);
+}
+
+static int clients(const char *path, const char *heap, size_t len, unsigned int n, int json)
+{
+	struct clients_result *res = mmap(NULL, n * sizeof(*res), PROT_READ | PROT_WRITE,
+					  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	double *all = calloc((size_t)n * CLIENT_CALLS, sizeof(double)), mean = 0, lo = 1e300,
+	       hi = 0, p50, p99;
+	int go[2], failed = 0;
+
+	if (res == MAP_FAILED || !all || pipe2(go, O_CLOEXEC) < 0)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < n; i++)
+		if (fork() == 0) {
+			close(go[1]);
+			client_run(path, heap, len, go[0], &res[i]);
+		}
+	close(go[0]);
+	usleep(200000); /* every client connected, waiting */
+	close(go[1]);   /* ... and off: each read() sees the end at once */
+	for (unsigned int i = 0; i < n; i++) {
+		int status;
+
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			failed++;
+	}
+	for (unsigned int i = 0; i < n && !failed; i++) {
+		double rate = CLIENT_CALLS / res[i].elapsed;
+
+		memcpy(all + (size_t)i * CLIENT_CALLS, res[i].lat, sizeof(res[i].lat));
+		mean += rate / n;
+		lo = rate < lo ? rate : lo;
+		hi = rate > hi ? rate : hi;
+	}
+	if (!failed) {
+		p50 = ionctl_pct(all, n * CLIENT_CALLS, 50);
+		p99 = ionctl_pct(all, n * CLIENT_CALLS, 99);
+		if (json)
+			printf(", \"clients\": {\"n\": %u, \"heap\": \"%s\", \"size\": %zu, "
+			       "\"p50_ns\": %.0f, \"p99_ns\": %.0f, \"p99_over_p50\": %.2f, "
+			       "\"slowest_rate_over_mean\": %.2f, \"fastest_rate_over_mean\": %.2f}",
+			       n, heap, len, p50, p99, p99 / p50, lo / mean, hi / mean);
+		else
+			printf("%u clients at once, %s %zu: p50 %.0f ns, p99 %.0f ns (%.2f x); "
+			       "slowest client %.2f x the mean rate, fastest %.2f x\n", n, heap, len,
+			       p50, p99, p99 / p50, lo / mean, hi / mean);
+	}
+	free(all);
+	munmap(res, n * sizeof(*res));
+	return failed ? -EIO : 0;
+}
+
 static long rss_kb(pid_t pid)
 {
 	char path[40], line[128];
@@ -137,7 +223,8 @@ static pid_t start_iond(const char *iond, char *dir, char *sock, size_t size)
 	if (mkdir(pol, 0755) < 0 || !(f = fopen(file, "we")))
 		return -1;
 	fputs("[Default]\nMaxBytes = infinity\nMaxBuffers = infinity\n"
-	      "MaxContiguousBytes = infinity\nMaxContiguousBuffers = infinity\n", f);
+	      "MaxContiguousBytes = infinity\nMaxContiguousBuffers = infinity\n"
+	      "MaxConnections = infinity\n", f);
 	fclose(f);
 	pid = fork();
 	if (pid == 0) {
@@ -170,8 +257,10 @@ static void stop_iond(pid_t pid, const char *dir)
 }
 
 int ionctl_bench_service(const char *socket_path, const char *iond, const char *only,
-			 const size_t *sizes, size_t n_sizes, unsigned int rounds, int json)
+			 const size_t *sizes, size_t n_sizes, unsigned int rounds,
+			 unsigned int n_clients, int json)
 {
+	const char *first = NULL;
 	struct service_bench b = { .rounds = rounds, .json = json };
 	char dir[] = "/tmp/ionctl-bench-XXXXXX", sock[96];
 	long idle = -1;
@@ -209,11 +298,16 @@ int ionctl_bench_service(const char *socket_path, const char *iond, const char *
 		if ((ion_heap_get_properties(h) & ION_HEAP_PROP_CPU_ONLY) && !only)
 			continue;
 		b.heap = ion_heap_get_name(h);
+		first = first ? first : b.heap;
 		for (size_t k = 0; k < n_sizes; k++)
 			row(&b, h, sizes[k]);
 	}
 	if (json)
-		printf("\n], \"iond_rss_kb_idle\": %ld, \"iond_rss_kb_after\": %ld}\n", idle,
+		printf("\n]");
+	if (n_clients && first && clients(socket_path, first, sizes[0], n_clients, json) < 0)
+		b.failed++;
+	if (json)
+		printf(", \"iond_rss_kb_idle\": %ld, \"iond_rss_kb_after\": %ld}\n", idle,
 		       pid > 0 ? rss_kb(pid) : -1L);
 	else if (pid > 0)
 		printf("iond resident memory: %ld KiB idle, %ld KiB after the run\n", idle, rss_kb(pid));

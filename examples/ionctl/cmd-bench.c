@@ -239,6 +239,7 @@ int ionctl_bench(int argc, char **argv)
 		{ "service", no_argument, NULL, 'V' },
 		{ "socket", required_argument, NULL, 'k' },
 		{ "iond", required_argument, NULL, 'i' },
+		{ "clients", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -251,6 +252,7 @@ int ionctl_bench(int argc, char **argv)
 	char *specs[16];
 	int solve = 0, pool = 0, json = 0, n_specs = 0, service = 0;
 	const char *socket_path = secure_getenv("ION_SERVICE"), *iond = NULL;
+	unsigned int n_clients = 0;
 	unsigned int stream_s = 10;
 	uint64_t v;
 	int c, n;
@@ -307,6 +309,11 @@ int ionctl_bench(int argc, char **argv)
 		case 'i':
 			iond = optarg;
 			break;
+		case 'C':
+			if (ionctl_parse_u64(optarg, &v) < 0 || v > 1024)
+				return ionctl_usage_error("bench", "--clients takes 0 to 1024");
+			n_clients = (unsigned int)v;
+			break;
 		case 'h':
 			printf("usage: ionctl bench [--heap NAME] [--sizes 4K,1M,8M,32M]\n"
 			       "                    [--rounds 7] [--round-ms 100] [--json]\n"
@@ -335,12 +342,14 @@ int ionctl_bench(int argc, char **argv)
 			       "p50 and p99 of a late buffer's first fd beside allocation by name,\n"
 			       "and of that first fd with the heap given a Pool hint of 16x1M.\n\n"
 			       "       ionctl bench --service [--socket PATH | --iond IOND] [--heap NAME]\n"
-			       "                    [--sizes ...] [--rounds 7] [--json]\n\n"
+			       "                    [--sizes ...] [--rounds 7] [--clients N] [--json]\n\n"
 			       "--service: per heap and size, ion_ctx_alloc() beside an allocation\n"
 			       "through iond (at PATH, ION_SERVICE or the default socket; or one\n"
 			       "started from the binary IOND with no limits, whose resident memory\n"
 			       "is printed idle and after), in alternating runs of 8 calls: the\n"
-			       "median round's ns per call of each and their ratio.\n");
+			       "median round's ns per call of each and their ratio.  --clients N:\n"
+			       "then N processes at once, 32 allocations each through the service\n"
+			       "(the first heap, the first size): p50, p99 and each one's rate.\n");
 			return 0;
 		default:
 			return ionctl_usage_error("bench", "see ionctl bench --help");
@@ -350,8 +359,8 @@ int ionctl_bench(int argc, char **argv)
 		return ionctl_usage_error("bench", "unexpected argument '%s'", argv[optind]);
 	if (solve + pool + service > 1)
 		return ionctl_usage_error("bench", "one of --solve, --pool, --service");
-	if (iond && !service)
-		return ionctl_usage_error("bench", "--iond goes with --service");
+	if ((iond || n_clients) && !service)
+		return ionctl_usage_error("bench", "--iond and --clients go with --service");
 	if (n_specs && !solve)
 		return ionctl_usage_error("bench", "--for goes with --solve");
 	/* All but --pool keep a round's figures on the stack. */
@@ -379,7 +388,7 @@ int ionctl_bench(int argc, char **argv)
 		return ionctl_bench_pool(only, sizes, n_sizes, b.rounds, stream_s, json);
 	if (service)
 		return ionctl_bench_service(socket_path && *socket_path ? socket_path : IOND_SOCKET_PATH,
-					    iond, only, sizes, n_sizes, b.rounds, json);
+					    iond, only, sizes, n_sizes, b.rounds, n_clients, json);
 	b.json = json;
 	ctx = ionctl_ctx_new("bench");
 	if (!ctx)

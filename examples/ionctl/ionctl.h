@@ -62,7 +62,8 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
  * or one it starts from the binary iond (NULL: none), beside the direct
  * call. */
 int ionctl_bench_service(const char *socket_path, const char *iond, const char *only,
-			 const size_t *sizes, size_t n_sizes, unsigned int rounds, int json);
+			 const size_t *sizes, size_t n_sizes, unsigned int rounds,
+			 unsigned int n_clients, int json);
 /* ionctl bench --solve (bench-solve.c). */
 int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 		       char **specs, int n_specs);

@@ -166,6 +166,8 @@ int ion_ctx_set_heaps_paths(struct ion_ctx *ctx, const char *const *paths);
  * priority with the service's reason).  "" (or ION_SERVICE=0) turns the
  * service off; NULL restores the default: ION_SERVICE (read with
  * secure_getenv()) where set, else $runstatedir/libion/iond.sock.
+ * The path is copied.  Set it before sharing the context between
+ * threads, as the log handler.
  * Errors: -EINVAL; -ENOMEM.  Since: 1.0
  */
 int ion_ctx_set_service(struct ion_ctx *ctx, const char *path);
