@@ -214,11 +214,16 @@ static int child_connections(void *arg)
 
 void test_hostile_connections(void **state)
 {
-	struct rlimit rl = { 4096, 4096 };
+	struct rlimit rl;
 	int before = svc_fd_count_settled(&svc);
 
 	if (!svc.root)
 		skip();
+	/* 1,000 sockets and then some (valgrind keeps the top of the table) */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+	if (rl.rlim_max < 1100)
+		skip();
+	rl.rlim_cur = rl.rlim_max < 4096 ? rl.rlim_max : 4096;
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &rl), 0);
 	assert_int_equal(svc_run_as(65534, 65534, child_connections, NULL), 0);
 	/* the service closes them as it reads their ends */
