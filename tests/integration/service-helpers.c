@@ -82,7 +82,10 @@ int svc_init(struct svc *s, const char *iond)
 	if (s->run_uid)
 		chown(s->dir, s->run_uid, s->run_gid);
 	snprintf(s->socket, sizeof(s->socket), "%s/iond.sock", s->dir);
-	svc_start(s);
+	if (svc_start(s) < 0) {
+		test_remove_tree(s->dir);
+		return -1;
+	}
 	return 0;
 }
 
@@ -94,9 +97,9 @@ int svc_fini(struct svc *s)
 	return r;
 }
 
-void svc_start(struct svc *s)
+int svc_start(struct svc *s)
 {
-	int fd;
+	int fd, status;
 
 	s->pid = fork();
 	if (s->pid == 0) {
@@ -111,11 +114,18 @@ void svc_start(struct svc *s)
 		      "--foreground", (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 200; i++) {
+	for (int i = 0; i < 400; i++) {
 		fd = iond_client_connect(s->socket);
 		if (fd >= 0) {
 			close(fd);
-			return;
+			return 0;
+		}
+		if (waitpid(s->pid, &status, WNOHANG) == s->pid) {
+			/* under qemu-user a foreign binary cannot be exec'd */
+			fprintf(stderr, "test-service: %s did not run (status 0x%x)\n", s->iond,
+				status);
+			s->pid = 0;
+			return -1;
 		}
 		usleep(25000);
 	}

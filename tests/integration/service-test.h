@@ -51,12 +51,14 @@ extern struct svc svc;
 	} while (0)
 
 /* Writes the policy, picks a heap, starts iond; -1 (and why) when it
- * cannot run here. */
+ * cannot run here (the test then exits 77). */
 int svc_init(struct svc *s, const char *iond);
 /* Stops the service (SIGTERM): 0, or -1 when it did not end cleanly
  * (a crash, or a leak LeakSanitizer found in a sanitized build). */
 int svc_fini(struct svc *s);
-void svc_start(struct svc *s);
+/* 0 once it listens, -1 when it could not run at all (an exec that fails
+ * under qemu-user); aborts when it runs and does not listen. */
+int svc_start(struct svc *s);
 int svc_stop(struct svc *s);
 /* The policy with extra lines after the test's 10 (NULL: none), read
  * again by the service (SIGHUP). */

@@ -258,7 +258,7 @@ static void test_restart(void **state)
 	munmap(p, size);
 	close(fd);
 	close(sock);
-	svc_start(&svc);
+	assert_int_equal(svc_start(&svc), 0);
 }
 
 int main(int argc, char **argv)
