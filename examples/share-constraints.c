@@ -1,34 +1,29 @@
 // SPDX-License-Identifier: MIT
 /*
- * Two processes agreeing on a heap over a Unix socket.
+ * Two processes agree on a heap over a Unix socket.
  *
- * A compositor (the parent) knows the display; a camera service (the
- * child) knows the sensor.  The compositor serializes the constraints of
- * its devices (ion_alloc_config_serialize) and sends the text over a
- * socketpair; the camera AND-s them with its own devices' constraints
- * (ion_alloc_config_add_constraints), solves, allocates, writes a frame,
- * and sends the buffer fd back with SCM_RIGHTS, with the heap's name and
- * the text of its own constraints.  The compositor solves the same set on
- * its side, checks that it reaches the same heap, and reads the frame.
+ * A compositor (the parent) knows the display, a camera service (the
+ * child) the sensor.  The compositor sends the constraints of its devices
+ * as text (ion_alloc_config_serialize); the camera ANDs them with its own
+ * (ion_alloc_config_add_constraints), allocates, writes a frame and sends
+ * the buffer back with SCM_RIGHTS, beside the heap's name and its own
+ * constraints.  The compositor solves the same set, must reach the same
+ * heap, and reads the frame.
  *
- *   share-constraints [--sysroot DIR] [--config-dir PATH]
- *                     [--parent-devices A,B] [--child-devices C,D]
- *                     [--size BYTES] [--expect HEAP]
+ *   share-constraints [--parent-devices A,B] [--child-devices C,D] [--expect HEAP]
  *
- * Devices are what ion_ctx_get_device() takes: /dev nodes, names (card1,
- * video0) or heaps.d [Device] names; "" for none.  By default the
- * compositor has card1 and the camera video0 (the test VM's vkms and
- * vivid, which agree on reserved, the CMA heap); a default device the
- * machine does not have is left out, with a note, so that on a machine
- * without them the two agree on a buffer no device touches.  A device
- * named on the command line must exist.  --expect makes a different
- * heap a failure.  Exit status: 0 agreed, 1 no heap fits or a failure,
- * 2 usage.
+ * Devices are what ion_ctx_get_device() takes (card1, video0, /dev
+ * nodes); by default the compositor has card1 and the camera video0,
+ * each left out where the machine has no such device.  Exit status 0
+ * when both agree (on HEAP with --expect), else 1; 2 for a usage error.
+ *
+ *   cc -o share-constraints share-constraints.c $(pkg-config --cflags --libs libion)
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* MSG_CMSG_CLOEXEC, strtok_r, strdup */
+#endif
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,453 +34,202 @@
 
 #include <ion/ion.h>
 
-#include "ionctl/fdpass.h"
+#define FRAME "frame 1 from the camera"
+#define MSG_MAX (72 * 1024) /* a constraint text is at most 64 KiB */
 
-#define FRAME_TEXT "frame 1 from the camera"
-
-struct options {
-	const char *sysroot;
-	const char *config_dir;
-	const char *parent_devices;
-	const char *child_devices;
-	bool parent_default, child_default;
-	size_t size;
-	const char *expect;
-};
-
-static const char *who = "share-constraints";
-
-static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static void say(const char *format, ...)
+/* One message a send (SOCK_SEQPACKET keeps them apart), with an fd or -1. */
+static int send_msg(int sock, const char *text, int fd)
 {
-	va_list args;
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } u = { 0 };
+	struct iovec iov = { (void *)text, strlen(text) + 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 
-	printf("%s[%d]: ", who, (int)getpid());
-	va_start(args, format);
-	vprintf(format, args);
-	va_end(args);
-	putchar('\n');
-	fflush(stdout);
-}
-
-static int usage(void)
-{
-	fprintf(stderr,
-		"usage: share-constraints [--sysroot DIR] [--config-dir PATH]\n"
-		"                         [--parent-devices A,B] [--child-devices C,D]\n"
-		"                         [--size BYTES] [--expect HEAP]\n");
-	return 2;
-}
-
-/* ---- messages: a length, then that many bytes ---- */
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
+	if (fd >= 0) {
+		m.msg_control = u.buf;
+		m.msg_controllen = sizeof(u.buf);
+		u.h.cmsg_level = SOL_SOCKET;
+		u.h.cmsg_type = SCM_RIGHTS;
+		u.h.cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(&u.h), &fd, sizeof(int));
 	}
+	return sendmsg(sock, &m, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* The text (NUL-terminated in buf) and, when ret_fd, the fd that came with it. */
+static int recv_msg(int sock, char *buf, size_t size, int *ret_fd)
+{
+	union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } u;
+	struct iovec iov = { buf, size - 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
+			    .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+
+	if (n <= 0)
+		return n < 0 ? -errno : -ECONNRESET;
+	buf[n] = '\0';
+	c = CMSG_FIRSTHDR(&m);
+	if (ret_fd && c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
 	return 0;
 }
 
-static int read_all(int fd, void *buf, size_t len)
+/* A config of 1 MiB for the devices of a comma-separated list. */
+static struct ion_alloc_config *config_for(struct ion_ctx *ctx, const char *list, bool is_default)
 {
-	char *p = buf;
+	struct ion_alloc_config *config = NULL;
+	char *copy = strdup(list), *save = NULL;
 
-	while (len) {
-		ssize_t n = read(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EPIPE;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int send_text(int sock, const char *text)
-{
-	uint32_t len = (uint32_t)strlen(text);
-	int r = write_all(sock, &len, sizeof(len));
-
-	return r < 0 ? r : write_all(sock, text, len);
-}
-
-/* A malloc'ed, NUL-terminated message of at most 1 MiB. */
-static int recv_text(int sock, char **ret)
-{
-	uint32_t len;
-	char *text;
-	int r = read_all(sock, &len, sizeof(len));
-
-	if (r < 0)
-		return r;
-	if (len > (1U << 20))
-		return -EMSGSIZE;
-	text = malloc((size_t)len + 1);
-	if (!text)
-		return -ENOMEM;
-	r = read_all(sock, text, len);
-	if (r < 0) {
-		free(text);
-		return r;
-	}
-	text[len] = '\0';
-	*ret = text;
-	return 0;
-}
-
-/* ---- both sides ---- */
-
-static struct ion_ctx *open_ctx(const struct options *o)
-{
-	struct ion_ctx *ctx = NULL;
-	int r = ion_ctx_new(o->sysroot, &ctx);
-
-	if (r == 0 && o->config_dir)
-		r = ion_ctx_set_heaps_path(ctx, o->config_dir);
-	if (r < 0) {
-		say("cannot make a context: %s", strerror(-r));
-		return ion_ctx_unref(ctx);
-	}
-	return ctx;
-}
-
-/*
- * Adds the devices of a comma-separated list to config, naming them in
- * names (NULL: quietly); a default device the machine lacks is left out.
- * 0, or -1.
- */
-static int add_devices(struct ion_ctx *ctx, struct ion_alloc_config *config, const char *list,
-		       bool is_default, char *names, size_t size)
-{
-	char *copy = strdup(list), *save = NULL, quiet[8];
-	int r = 0;
-
-	if (!names) {
-		names = quiet;
-		size = sizeof(quiet);
-	}
-	names[0] = '\0';
-	if (!copy)
-		return -1;
+	if (!copy || ion_alloc_config_new(&config) < 0 ||
+	    ion_alloc_config_set_size(config, 1 << 20) < 0)
+		goto fail;
 	for (char *spec = strtok_r(copy, ",", &save); spec; spec = strtok_r(NULL, ",", &save)) {
 		struct ion_device *dev = NULL;
-		int e = ion_ctx_get_device(ctx, spec, &dev);
+		int r = ion_ctx_get_device(ctx, spec, &dev);
 
-		if (e < 0) {
-			if (is_default) {
-				if (names != quiet)
-					say("no device %s on this machine: left out", spec);
-				continue;
-			}
-			say("no device %s: %s", spec, strerror(-e));
-			r = -1;
-			break;
+		if (r < 0 && is_default) {
+			printf("no device %s here: left out\n", spec);
+			continue;
 		}
-		e = ion_alloc_config_add_device(config, dev);
-		if (e == 0) {
-			size_t used = strlen(names);
-
-			snprintf(names + used, size - used, "%s%s", used ? ", " : "",
-				 ion_device_get_name(dev));
-		}
+		if (r == 0)
+			r = ion_alloc_config_add_device(config, dev);
 		ion_device_unref(dev);
-		if (e < 0) {
-			say("adding %s: %s", spec, strerror(-e));
-			r = -1;
-			break;
+		if (r < 0) {
+			fprintf(stderr, "device %s: %s\n", spec, strerror(-r));
+			goto fail;
 		}
 	}
 	free(copy);
-	if (r == 0 && !names[0])
-		snprintf(names, size, "none");
-	return r;
-}
-
-/* Prints the candidates and every rejection of a solution. */
-static void explain(const struct ion_solution *sol)
-{
-	int n = ion_solution_get_heap_count(sol);
-	char list[512] = "";
-
-	for (int i = 0; i < n; i++) {
-		size_t used = strlen(list);
-
-		snprintf(list + used, sizeof(list) - used, "%s%s", i ? " " : "",
-			 ion_heap_get_name(ion_solution_get_heap(sol, (unsigned int)i)));
-	}
-	say("candidates, best first: %s", n ? list : "none");
-	for (int i = 0; i < ion_solution_get_rejection_count(sol); i++) {
-		const struct ion_heap *heap;
-		const struct ion_device *dev;
-		const char *reason;
-
-		if (ion_solution_get_rejection(sol, (unsigned int)i, &heap, &dev, &reason) == 0)
-			say("  %-14s %s%s", ion_heap_get_name(heap), reason,
-			    dev ? "" : " [a remote constraint]");
-	}
-}
-
-/* ---- the camera service: the child ---- */
-
-static int camera(const struct options *o, int sock)
-{
-	struct ion_alloc_config *config = NULL, *mine = NULL;
-	struct ion_solution *sol = NULL;
-	struct ion_ctx *ctx;
-	const struct ion_heap *heap = NULL;
-	char names[256], *remote = NULL, *own = NULL, reply[256];
-	int fd = -1, r = 1;
-
-	who = "camera";
-	ctx = open_ctx(o);
-	if (!ctx)
-		return 1;
-	if (recv_text(sock, &remote) < 0) {
-		say("nothing came from the compositor");
-		goto out;
-	}
-	say("received the compositor's constraints (%zu bytes)", strlen(remote));
-	if (ion_alloc_config_new(&config) < 0 || ion_alloc_config_new(&mine) < 0 ||
-	    ion_alloc_config_set_size(config, o->size) < 0)
-		goto out;
-	/* Its own devices: once in the request, once alone for the reply. */
-	if (add_devices(ctx, mine, o->child_devices, o->child_default, names, sizeof(names)) < 0 ||
-	    add_devices(ctx, config, o->child_devices, true, NULL, 0) < 0)
-		goto fail;
-	say("its own devices: %s", names);
-	r = ion_alloc_config_add_constraints(config, remote);
-	if (r < 0) {
-		say("the compositor's text is refused: %s", strerror(-r));
-		r = 1;
-		goto fail;
-	}
-	r = ion_ctx_solve(ctx, config, &sol);
-	if (r < 0) {
-		say("solving: %s", strerror(-r));
-		r = 1;
-		goto fail;
-	}
-	say("solved for the compositor's devices and its own:");
-	explain(sol);
-	r = ion_solution_alloc(sol, &fd, &heap);
-	if (r < 0) {
-		say("no buffer: %s%s", strerror(-r),
-		    r == -ENODEV ? " (no heap fits every device of both sides)" : "");
-		snprintf(reply, sizeof(reply), "error=%s", strerror(-r));
-		send_text(sock, reply);
-		r = 1;
-		goto out;
-	}
-	/* A frame, where the CPU can write it. */
-	{
-		void *p = mmap(NULL, o->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-
-		if (p != MAP_FAILED) {
-			ion_sync(fd, ION_SYNC_START | ION_SYNC_WRITE);
-			memcpy(p, FRAME_TEXT, sizeof(FRAME_TEXT));
-			ion_sync(fd, ION_SYNC_END | ION_SYNC_WRITE);
-			munmap(p, o->size);
-		}
-	}
-	say("allocated %zu bytes from %s (%s), wrote a frame, sends the fd back",
-	    ion_solution_get_size(sol), ion_heap_get_name(heap), ion_heap_get_backend(heap));
-	if (ion_alloc_config_serialize(mine, &own) < 0)
-		goto fail;
-	snprintf(reply, sizeof(reply), "heap=%s", ion_heap_get_name(heap));
-	if (send_text(sock, reply) < 0 || send_text(sock, own) < 0 || fdpass_send(sock, fd) < 0) {
-		say("the compositor went away");
-		r = 1;
-		goto out;
-	}
-	r = 0;
-	goto out;
+	return config;
 fail:
-	send_text(sock, "error=the camera gave up");
-	r = 1;
-out:
+	free(copy);
+	return ion_alloc_config_free(config);
+}
+
+/* The child: its devices AND the compositor's, a buffer, a frame in it. */
+static int camera(int sock, const char *devices, bool is_default)
+{
+	static char theirs[MSG_MAX], reply[MSG_MAX];
+	struct ion_ctx *ctx = NULL;
+	struct ion_alloc_config *config = NULL;
+	const struct ion_heap *heap = NULL;
+	char *mine = NULL;
+	int fd = -1, r;
+
+	r = recv_msg(sock, theirs, sizeof(theirs), NULL);
+	if (r == 0)
+		r = ion_ctx_new(NULL, &ctx);
+	if (r == 0 && !(config = config_for(ctx, devices, is_default)))
+		r = -EINVAL;
+	/* Its own text first, before the compositor's joins the config. */
+	if (r == 0)
+		r = ion_alloc_config_serialize(config, &mine);
+	if (r == 0)
+		r = ion_alloc_config_add_constraints(config, theirs);
+	if (r == 0)
+		r = ion_ctx_allocate(ctx, config, &fd, &heap);
+	if (r == 0) {
+		char *p = mmap(NULL, 1 << 20, PROT_WRITE, MAP_SHARED, fd, 0);
+
+		if (p != MAP_FAILED) { /* a CPU write, bracketed for the devices */
+			ion_sync(fd, ION_SYNC_START | ION_SYNC_WRITE);
+			memcpy(p, FRAME, sizeof(FRAME));
+			ion_sync(fd, ION_SYNC_END | ION_SYNC_WRITE);
+			munmap(p, 1 << 20);
+		}
+		snprintf(reply, sizeof(reply), "%s\n%s", ion_heap_get_name(heap), mine);
+		printf("camera: allocated from %s, for both sides\n", ion_heap_get_name(heap));
+	} else {
+		snprintf(reply, sizeof(reply), "error: %s", strerror(-r));
+	}
+	if (send_msg(sock, reply, fd) < 0)
+		r = -EPIPE;
 	if (fd >= 0)
 		close(fd);
-	free(own);
-	free(remote);
-	ion_solution_unref(sol);
-	ion_alloc_config_free(mine);
+	free(mine);
 	ion_alloc_config_free(config);
 	ion_ctx_unref(ctx);
-	return r;
+	fflush(stdout); /* _exit() will not */
+	return r < 0;
 }
 
-/* ---- the compositor: the parent ---- */
-
-static int compositor(const struct options *o, struct ion_ctx *ctx,
-		      struct ion_alloc_config *config, int sock)
+/* The parent: the camera's answer, checked against its own solution. */
+static int compositor(int sock, struct ion_ctx *ctx, struct ion_alloc_config *config,
+		      const char *expect)
 {
+	static char reply[MSG_MAX];
 	struct ion_solution *sol = NULL;
-	char *reply = NULL, *theirs = NULL;
-	const char *heap;
-	size_t size = 0;
-	int fd = -1, r = 1;
+	char frame[sizeof(FRAME)] = "", *theirs, *p;
+	const char *ours = "no heap";
+	int fd = -1, r = recv_msg(sock, reply, sizeof(reply), &fd);
 
-	if (recv_text(sock, &reply) < 0) {
-		say("no answer from the camera");
+	if (r < 0 || !(theirs = strchr(reply, '\n'))) {
+		fprintf(stderr, "compositor: the camera answered %s\n", r < 0 ? strerror(-r) : reply);
 		return 1;
 	}
-	if (strncmp(reply, "heap=", 5) != 0) {
-		say("the camera found no buffer: %s", reply + (strncmp(reply, "error=", 6) ? 0 : 6));
-		goto out;
+	*theirs++ = '\0';
+	p = fd >= 0 ? mmap(NULL, 1 << 20, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+	if (p != MAP_FAILED) {
+		ion_sync(fd, ION_SYNC_START | ION_SYNC_READ);
+		memcpy(frame, p, sizeof(frame) - 1);
+		ion_sync(fd, ION_SYNC_END | ION_SYNC_READ);
+		munmap(p, 1 << 20);
 	}
-	heap = reply + 5;
-	if (recv_text(sock, &theirs) < 0 || fdpass_recv(sock, &fd) < 0) {
-		say("the camera's answer broke off");
-		goto out;
-	}
-	ion_fd_get_size(fd, &size);
-	say("received fd %d: %zu bytes from %s", fd, size, heap);
-	{
-		char frame[sizeof(FRAME_TEXT)] = "";
-		void *p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-
-		if (p != MAP_FAILED) {
-			ion_sync(fd, ION_SYNC_START | ION_SYNC_READ);
-			memcpy(frame, p, sizeof(frame) - 1);
-			ion_sync(fd, ION_SYNC_END | ION_SYNC_READ);
-			munmap(p, size);
-			say("reads \"%s\" in it", frame);
-			if (strcmp(frame, FRAME_TEXT) != 0) {
-				say("that is not the camera's frame");
-				goto out;
-			}
-		} else {
-			say("cannot map it (%s): a buffer for the devices only", strerror(errno));
-		}
-	}
-	/* The same set, solved here: the camera's constraints AND its own. */
 	r = ion_alloc_config_add_constraints(config, theirs);
 	if (r == 0)
 		r = ion_ctx_solve(ctx, config, &sol);
-	if (r < 0) {
-		say("solving the camera's constraints here: %s", strerror(-r));
-		r = 1;
-		goto out;
-	}
-	r = 1;
-	if (ion_solution_get_heap_count(sol) == 0 ||
-	    strcmp(ion_heap_get_name(ion_solution_get_heap(sol, 0)), heap) != 0) {
-		say("solving the same set here gives %s: no agreement",
-		    ion_solution_get_heap_count(sol) ? ion_heap_get_name(ion_solution_get_heap(sol, 0))
-						     : "no heap");
-		goto out;
-	}
-	say("solving the same set here gives %s too: agreed", heap);
-	if (o->expect && strcmp(o->expect, heap) != 0) {
-		say("expected %s", o->expect);
-		goto out;
-	}
-	r = 0;
-out:
+	if (r == 0 && ion_solution_get_heap_count(sol) > 0)
+		ours = ion_heap_get_name(ion_solution_get_heap(sol, 0));
+	printf("compositor: the camera used %s, this side solves %s; the buffer reads \"%s\"\n",
+	       reply, ours, frame);
+	r = strcmp(ours, reply) || strcmp(frame, FRAME) || (expect && strcmp(expect, ours));
 	if (fd >= 0)
 		close(fd);
-	free(theirs);
-	free(reply);
 	ion_solution_unref(sol);
 	return r;
 }
 
 int main(int argc, char **argv)
 {
-	struct options o = {
-		.parent_devices = "card1",
-		.child_devices = "video0",
-		.parent_default = true,
-		.child_default = true,
-		.size = 1 << 20,
-	};
+	const char *parent = "card1", *child = "video0", *expect = NULL;
+	bool parent_default = true, child_default = true;
 	struct ion_alloc_config *config = NULL;
-	struct ion_ctx *ctx;
-	char names[256], *text = NULL;
-	int sv[2], status = 0, r;
+	struct ion_ctx *ctx = NULL;
+	char *text = NULL;
+	int sv[2], status, r = 1;
 	pid_t pid;
 
-	for (int i = 1; i < argc; i++) {
-		const char *arg = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+	for (int i = 1; i < argc; i += 2) {
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-		if (!value)
-			return usage();
-		i++;
-		if (strcmp(arg, "--sysroot") == 0) {
-			o.sysroot = value;
-		} else if (strcmp(arg, "--config-dir") == 0) {
-			o.config_dir = value;
-		} else if (strcmp(arg, "--parent-devices") == 0) {
-			o.parent_devices = value;
-			o.parent_default = false;
-		} else if (strcmp(arg, "--child-devices") == 0) {
-			o.child_devices = value;
-			o.child_default = false;
-		} else if (strcmp(arg, "--size") == 0) {
-			char *end;
-
-			o.size = (size_t)strtoull(value, &end, 0);
-			if (*end || o.size == 0)
-				return usage();
-		} else if (strcmp(arg, "--expect") == 0) {
-			o.expect = value;
-		} else {
-			return usage();
-		}
+		if (v && strcmp(argv[i], "--parent-devices") == 0)
+			parent = v, parent_default = false;
+		else if (v && strcmp(argv[i], "--child-devices") == 0)
+			child = v, child_default = false;
+		else if (v && strcmp(argv[i], "--expect") == 0)
+			expect = v;
+		else
+			return fprintf(stderr, "usage: share-constraints [--parent-devices A,B] "
+					       "[--child-devices C,D] [--expect HEAP]\n"), 2;
 	}
-
-	who = "compositor";
-	ctx = open_ctx(&o);
-	if (!ctx)
-		return 1;
-	if (ion_alloc_config_new(&config) < 0 || ion_alloc_config_set_size(config, o.size) < 0 ||
-	    add_devices(ctx, config, o.parent_devices, o.parent_default, names, sizeof(names)) < 0) {
-		ion_alloc_config_free(config);
-		ion_ctx_unref(ctx);
-		return 1;
-	}
-	say("its devices: %s", names);
-	r = ion_alloc_config_serialize(config, &text);
-	if (r < 0) {
-		say("serializing: %s", strerror(-r));
-		return 1;
-	}
-	say("sends its constraints (%zu bytes): %.300s%s", strlen(text), text,
-	    strlen(text) > 300 ? "..." : "");
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		perror("socketpair");
-		return 1;
-	}
+	if (ion_ctx_new(NULL, &ctx) < 0 || !(config = config_for(ctx, parent, parent_default)) ||
+	    ion_alloc_config_serialize(config, &text) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		goto out;
+	printf("compositor: sends %zu bytes of constraints: %.120s...\n", strlen(text), text);
 	fflush(stdout);
 	pid = fork();
-	if (pid < 0) {
-		perror("fork");
-		return 1;
-	}
 	if (pid == 0) {
 		close(sv[0]);
-		/* The child starts afresh: it knows only what the socket says. */
-		_exit(camera(&o, sv[1]));
+		_exit(camera(sv[1], child, child_default)); /* knows only what the socket says */
 	}
 	close(sv[1]);
-	r = send_text(sv[0], text) < 0 ? 1 : compositor(&o, ctx, config, sv[0]);
+	if (pid > 0 && send_msg(sv[0], text, -1) == 0)
+		r = compositor(sv[0], ctx, config, expect);
 	close(sv[0]);
-	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 		r = 1;
+out:
 	free(text);
 	ion_alloc_config_free(config);
 	ion_ctx_unref(ctx);

@@ -231,13 +231,42 @@ char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *root, const char *re
 	return strdup(real[len] ? real + len : "/");
 }
 
+const char *ion_ctx_sysroot(const struct ion_ctx *ctx)
+{
+	return ctx->sysroot;
+}
+
+char *const *ion_ctx_heaps_paths(const struct ion_ctx *ctx)
+{
+	return ctx->heaps_paths;
+}
+
+_Atomic(struct ion_registry *) *ion_ctx_registry_slot(struct ion_ctx *ctx)
+{
+	return &ctx->registry;
+}
+
+struct ion_monitor **ion_ctx_monitor_slot(struct ion_ctx *ctx)
+{
+	return &ctx->monitor;
+}
+
+struct ion_pools *ion_ctx_pools(struct ion_ctx *ctx)
+{
+	return &ctx->pools;
+}
+
 void ion_ctx_log_conf_error(void *userdata, const char *file, unsigned int line,
 			    const char *message)
 {
 	struct ion_ctx *ctx = userdata;
 
+	if (ion_ctx_get_log_priority(ctx) < LOG_ERR)
+		return;
+	/* The file's name and line where the handler expects the source's,
+	 * and "heaps.d" as the function (libion.h says so). */
 	if (line)
-		ion_err(ctx, "%s:%u: %s", file, line, message);
+		ion_log(ctx, LOG_ERR, file, (int)line, ION_LOG_CONF_FN, "%s:%u: %s", file, line, message);
 	else
-		ion_err(ctx, "%s: %s", file, message);
+		ion_log(ctx, LOG_ERR, file, 0, ION_LOG_CONF_FN, "%s: %s", file, message);
 }

@@ -45,7 +45,7 @@ void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
 
 #define ion_log_cond(ctx, prio, ...)                                           \
 	do {                                                                   \
-		if ((ctx)->log_priority >= (prio))                             \
+		if (ion_ctx_get_log_priority(ctx) >= (prio))                   \
 			ion_log(ctx, prio, __FILE__, __LINE__, __func__,       \
 				__VA_ARGS__);                                  \
 	} while (0)
@@ -67,6 +67,25 @@ void ion_ctx_log_conf_error(void *userdata, const char *file, unsigned int line,
  */
 void ion_ctx_lock(struct ion_ctx *ctx, int *state);
 void ion_ctx_unlock(struct ion_ctx *ctx, int state);
+
+/*
+ * The context's parts that other layers keep or read.  The struct's body
+ * stays in context.c: these are the only ways in.
+ */
+/* The sysroot, "" for "/". */
+const char *ion_ctx_sysroot(const struct ion_ctx *ctx);
+/* The heaps.d folders set by ion_ctx_set_heaps_path[s](), NULL-terminated
+ * (empty: none), or NULL: the defaults.  Stable while the context's lock
+ * is held or once discovery has run (setting them then is -EBUSY). */
+char *const *ion_ctx_heaps_paths(const struct ion_ctx *ctx);
+/* The slot that publishes the frozen registry (discover.c and registry.c
+ * own its memory order). */
+_Atomic(struct ion_registry *) *ion_ctx_registry_slot(struct ion_ctx *ctx);
+/* The hotplug monitor's slot, read and written under the context's lock
+ * (monitor.c); the context frees what it holds. */
+struct ion_monitor **ion_ctx_monitor_slot(struct ion_ctx *ctx);
+/* The context's pools (their own locks). */
+struct ion_pools *ion_ctx_pools(struct ion_ctx *ctx);
 
 /* sysroot + path, malloc'ed; NULL on ENOMEM. */
 char *ion_ctx_path(const struct ion_ctx *ctx, const char *path);

@@ -298,7 +298,7 @@ static int read_drm_driver(struct ion_ctx *ctx, const struct ion_registry *reg,
 	/* A GEM heap that could not learn the name carries its node's. */
 	if (own && strcmp(own->kernel_name, own->name) != 0)
 		return (dev->drm_driver = strdup(own->kernel_name)) ? 0 : -ENOMEM;
-	if (dev->parent && asprintf(&drm_dir, "%s%s/drm", ctx->sysroot, dev->parent) < 0)
+	if (dev->parent && asprintf(&drm_dir, "%s%s/drm", ion_ctx_sysroot(ctx), dev->parent) < 0)
 		return -ENOMEM;
 	errno = ENOENT;
 	n = drm_dir ? scandir(drm_dir, &names, NULL, alphasort) : -1;
@@ -314,7 +314,7 @@ static int read_drm_driver(struct ion_ctx *ctx, const struct ion_registry *reg,
 		if (!dev->drm_driver && strncmp(names[i]->d_name, "renderD", 7) == 0 &&
 		    snprintf(node, sizeof(node), "/dev/dri/%s", names[i]->d_name) > 0 &&
 		    (path = ion_ctx_path(ctx, node))) {
-			fd = ion_open_device_node(ctx->sysroot, path, O_RDWR, "drm", NULL, &why);
+			fd = ion_open_device_node(ion_ctx_sysroot(ctx), path, O_RDWR, "drm", NULL, &why);
 			if (ion_errno_transient(fd)) {
 				r = fd;
 				fd = -1;
@@ -371,7 +371,7 @@ static int read_udev(struct ion_ctx *ctx, struct ion_device *dev)
 	struct udev_device *ud;
 	int r = 0;
 
-	if (ctx->sysroot[0])
+	if (ion_ctx_sysroot(ctx)[0])
 		return 0;
 	udev = udev_new();
 	if (!udev)

@@ -14,7 +14,6 @@
 #include "attrs.h"
 #include "context.h"
 #include "heaps-conf.h"
-#include "solver.h"
 
 struct ion_registry;
 

@@ -199,7 +199,7 @@ static void assign_ids(struct ion_registry *reg)
  */
 static int load_conf(struct ion_ctx *ctx, struct ion_registry *reg)
 {
-	const char *env = ctx->heaps_paths ? NULL : secure_getenv("ION_HEAPS_PATH");
+	const char *env = ion_ctx_heaps_paths(ctx) ? NULL : secure_getenv("ION_HEAPS_PATH");
 	_cleanup_free_ char *etc = NULL, *share = NULL;
 	_cleanup_strv_ char **from_env = NULL;
 	const char *const *paths;
@@ -209,7 +209,7 @@ static int load_conf(struct ion_ctx *ctx, struct ion_registry *reg)
 
 	if (env && !(from_env = ion_strv_split(env, ':')))
 		return -ENOMEM;
-	paths = (const char *const *)(ctx->heaps_paths ? ctx->heaps_paths : from_env);
+	paths = (const char *const *)(ion_ctx_heaps_paths(ctx) ? ion_ctx_heaps_paths(ctx) : from_env);
 	if (paths) {
 		n = ion_strv_len(paths);
 		/* Error priority, as the files' own problems: a folder left
@@ -268,7 +268,7 @@ static void log_board_info(void *userdata, const char *file, unsigned int line,
 static int read_ram_bits(struct ion_ctx *ctx, struct ion_registry *reg)
 {
 	struct ion_board_memory m;
-	int r = ion_board_read_memory(ctx->sysroot, log_board_info, ctx, &m);
+	int r = ion_board_read_memory(ion_ctx_sysroot(ctx), log_board_info, ctx, &m);
 
 	if (r < 0)
 		return r;
@@ -287,14 +287,22 @@ static int read_ram_bits(struct ion_ctx *ctx, struct ion_registry *reg)
  * CMA area for a CMA heap, else half of memory, the rule of Android ION's
  * system heap.  A board file's MaxSize has the last word.
  */
-static uint64_t default_max_len(const struct ion_registry *reg, const struct ion_heap *h)
+static uint64_t default_max_len(const struct ion_registry *reg, const struct ion_heap *h,
+				const char **ret_why)
 {
 	uint64_t half = reg->mem_total ? reg->mem_total / 2 : UINT64_MAX;
 
+	*ret_why = "half of memory, Android ION's rule";
+	if (h->max_len && h->max_len < half) {
+		*ret_why = "the kernel's limit";
+		return h->max_len;
+	}
 	if (h->max_len)
-		return h->max_len < half ? h->max_len : half;
-	if ((h->type == ION_HEAP_TYPE_DMA || ion_is_cma_name(h->kernel_name)) && reg->cma_total)
+		return half;
+	if ((h->type == ION_HEAP_TYPE_DMA || ion_is_cma_name(h->kernel_name)) && reg->cma_total) {
+		*ret_why = "the CMA area, CmaTotal";
 		return reg->cma_total;
+	}
 	return half;
 }
 
@@ -370,6 +378,7 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 	const struct ion_pool_hint *hints;
 	struct ion_conf_props props = { 0 };
 	enum ion_cache_mode cache;
+	const char *why;
 	char *const *aliases;
 	bool cpu_access;
 	size_t n;
@@ -381,7 +390,8 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 	if (!h->address_bits || h->address_bits > reg->ram_bits)
 		h->address_bits = reg->ram_bits;
 	h->alignment = ion_page_size();
-	h->max_len = default_max_len(reg, h);
+	h->max_len = default_max_len(reg, h, &why);
+	h->max_len_why = strdup(why); /* NULL without memory: the words go */
 	if (!reg->conf)
 		return 0;
 	if (heap_sections(reg, h, &props) < 0) {
@@ -410,8 +420,15 @@ static int annotate_heap(const struct ion_registry *reg, struct ion_heap *h)
 		h->alignment = (size_t)u;
 	if (ion_props_get_int(&props, ION_KEY_PREFERENCE, &i))
 		h->preference = (int)i;
-	if (ion_props_get_uint(&props, ION_KEY_MAX_SIZE, &u))
+	if (ion_props_get_uint(&props, ION_KEY_MAX_SIZE, &u)) {
+		struct ion_conf_src src = { 0 };
+
 		h->max_len = u;
+		ion_props_get_src(&props, ION_KEY_MAX_SIZE, &src);
+		free(h->max_len_why);
+		if (asprintf(&h->max_len_why, "MaxSize, %s:%u", src.file ? src.file : "?", src.line) < 0)
+			h->max_len_why = NULL;
+	}
 	if (ion_props_get_pool(&props, ION_KEY_POOL, &hints, &n) && n) {
 		h->pool_hints = malloc(n * sizeof(*h->pool_hints));
 		if (!h->pool_hints)
@@ -435,15 +452,15 @@ static int discover(struct ion_ctx *ctx, struct ion_registry **ret)
 	if (!reg)
 		return -ENOMEM;
 	atomic_init(&reg->refcount, 1);
-	if (ctx->sysroot[0] && !(reg->root = realpath(ctx->sysroot, NULL))) {
+	if (ion_ctx_sysroot(ctx)[0] && !(reg->root = realpath(ion_ctx_sysroot(ctx), NULL))) {
 		r = errno == ENOMEM ? -ENOMEM : 0;
-		ion_dbg(ctx, "sysroot %s: %m", ctx->sysroot);
+		ion_dbg(ctx, "sysroot %s: %m", ion_ctx_sysroot(ctx));
 		if (r < 0) {
 			free(reg);
 			return r;
 		}
 	}
-	r = ion_board_read(ctx->sysroot, &reg->board);
+	r = ion_board_read(ion_ctx_sysroot(ctx), &reg->board);
 	if (r == 0)
 		r = load_conf(ctx, reg);
 	if (r == 0)
@@ -530,11 +547,11 @@ static int discover_ref(struct ion_ctx *ctx, struct ion_registry **ret)
 
 	/* Not cancellable halfway, and never held across a fork(). */
 	ion_ctx_lock(ctx, &state);
-	reg = atomic_load_explicit(&ctx->registry, memory_order_relaxed);
+	reg = atomic_load_explicit(ion_ctx_registry_slot(ctx), memory_order_relaxed);
 	if (!reg) {
 		r = discover(ctx, &reg);
 		if (r == 0)
-			atomic_store_explicit(&ctx->registry, reg, memory_order_release);
+			atomic_store_explicit(ion_ctx_registry_slot(ctx), reg, memory_order_release);
 	}
 	if (r == 0)
 		*ret = ion_registry_ref(reg);
@@ -570,7 +587,7 @@ void ion_registry_put(struct ion_registry *reg)
 
 int ion_registry_rediscover(struct ion_ctx *ctx, struct ion_registry **ret_old)
 {
-	struct ion_registry *old = atomic_load_explicit(&ctx->registry, memory_order_relaxed);
+	struct ion_registry *old = atomic_load_explicit(ion_ctx_registry_slot(ctx), memory_order_relaxed);
 	struct ion_registry *reg;
 	int r = discover(ctx, &reg);
 
@@ -580,7 +597,7 @@ int ion_registry_rediscover(struct ion_ctx *ctx, struct ion_registry **ret_old)
 		ion_registry_unref(reg);
 		return 0;
 	}
-	*ret_old = atomic_exchange(&ctx->registry, reg);
+	*ret_old = atomic_exchange(ion_ctx_registry_slot(ctx), reg);
 	ion_dbg(ctx, "rescan: %u heaps and %u devices now", reg->n_heaps, reg->n_devices);
 	return 1;
 }

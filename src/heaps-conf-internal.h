@@ -15,11 +15,29 @@
 
 /* ---- reporting problems as file:line (heaps-conf-lexer.c) ---- */
 
+/* The problems a conf keeps for ion_conf_error(): as many as memory
+ * allows (count goes on regardless). */
+struct conf_problem {
+	char *file;
+	unsigned int line;
+	char *message;
+};
+
+struct conf_problems {
+	struct conf_problem *v;
+	size_t n;
+};
+
 struct reporter {
 	ion_conf_error_fn fn;
 	void *userdata;
 	unsigned int *count;
+	struct conf_problems *kept;	/* or NULL */
 };
+
+void conf_problems_clear(struct conf_problems *problems);
+/* The conf's problem list, for its reporter. */
+struct conf_problems *conf_problems_of(struct ion_conf *conf);
 
 __attribute__((format(printf, 4, 5)))
 void conf_report(const struct reporter *rep, const char *file, unsigned int line,

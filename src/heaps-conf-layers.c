@@ -153,7 +153,7 @@ int ion_conf_load(const char *const *paths, size_t n_paths,
 {
 	struct ion_conf *conf;
 	struct conf_listing list = { 0 };
-	struct reporter rep = { error_fn, userdata, NULL };
+	struct reporter rep = { error_fn, userdata, NULL, NULL };
 	int r = 0;
 
 	if ((!paths && n_paths) || !ret_conf)
@@ -162,6 +162,7 @@ int ion_conf_load(const char *const *paths, size_t n_paths,
 	if (!conf)
 		return -ENOMEM;
 	rep.count = conf_error_counter(conf);
+	rep.kept = conf_problems_of(conf);
 	for (size_t i = 0; i < n_paths && r == 0; i++)
 		if (paths[i])
 			r = list_path(&list, paths[i], &rep);

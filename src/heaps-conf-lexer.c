@@ -12,6 +12,24 @@
 #include "heaps-conf-internal.h"
 #include "util.h"
 
+/* Keeps a problem where the reporter keeps them; without memory it is
+ * only counted. */
+static void keep(struct conf_problems *kept, const char *file, unsigned int line,
+		 const char *message)
+{
+	struct conf_problem p = { strdup(file), line, strdup(message) };
+	struct conf_problem *grown;
+
+	if (!p.file || !p.message ||
+	    !(grown = realloc(kept->v, (kept->n + 1) * sizeof(*grown)))) {
+		free(p.file);
+		free(p.message);
+		return;
+	}
+	kept->v = grown;
+	kept->v[kept->n++] = p;
+}
+
 void conf_report(const struct reporter *rep, const char *file, unsigned int line,
 		 const char *format, ...)
 {
@@ -20,12 +38,25 @@ void conf_report(const struct reporter *rep, const char *file, unsigned int line
 	va_list args;
 
 	(*rep->count)++;
-	if (!rep->fn)
+	if (!rep->fn && !rep->kept)
 		return;
 	va_start(args, format);
 	vsnprintf(message, sizeof(message), format, args);
 	va_end(args);
-	rep->fn(rep->userdata, file, line, message);
+	if (rep->kept)
+		keep(rep->kept, file, line, message);
+	if (rep->fn)
+		rep->fn(rep->userdata, file, line, message);
+}
+
+void conf_problems_clear(struct conf_problems *problems)
+{
+	for (size_t i = 0; i < problems->n; i++) {
+		free(problems->v[i].file);
+		free(problems->v[i].message);
+	}
+	free(problems->v);
+	*problems = (struct conf_problems){ 0 };
 }
 
 bool conf_is_transient(int r)

@@ -89,6 +89,7 @@ struct ion_conf {
 	size_t n_heap_names;
 	struct ion_conf_field cookie;	/* CookieAttribute, folded */
 	unsigned int n_errors;
+	struct conf_problems problems;	/* what the reporter kept of them */
 };
 
 void ion_conf_free(struct ion_conf *conf)
@@ -106,6 +107,7 @@ void ion_conf_free(struct ion_conf *conf)
 	free(conf->files);
 	free(conf->heap_names);
 	ion_conf_field_clear(ION_KEY_COOKIE_ATTRIBUTE, &conf->cookie);
+	conf_problems_clear(&conf->problems);
 	free(conf);
 }
 
@@ -117,6 +119,11 @@ struct ion_conf *conf_new(void)
 unsigned int *conf_error_counter(struct ion_conf *conf)
 {
 	return &conf->n_errors;
+}
+
+struct conf_problems *conf_problems_of(struct ion_conf *conf)
+{
+	return &conf->problems;
 }
 
 /* ---- parsing ---- */
@@ -515,7 +522,7 @@ int ion_conf_load_string(const char *name, const char *text, size_t len,
 			 struct ion_conf **ret_conf)
 {
 	struct ion_conf *conf;
-	struct reporter rep = { error_fn, userdata, NULL };
+	struct reporter rep = { error_fn, userdata, NULL, NULL };
 	int r = 0;
 
 	if (!name || (!text && len) || !ret_conf)
@@ -524,6 +531,7 @@ int ion_conf_load_string(const char *name, const char *text, size_t len,
 	if (!conf)
 		return -ENOMEM;
 	rep.count = &conf->n_errors;
+	rep.kept = &conf->problems;
 	if (len > CONF_FILE_MAX)
 		conf_report_file(&rep, name, -EFBIG);
 	else
@@ -536,6 +544,19 @@ int ion_conf_load_string(const char *name, const char *text, size_t len,
 unsigned int ion_conf_error_count(const struct ion_conf *conf)
 {
 	return conf ? conf->n_errors : 0;
+}
+
+int ion_conf_error(const struct ion_conf *conf, size_t i, const char **ret_file,
+		   unsigned int *ret_line, const char **ret_message)
+{
+	if (!conf || i >= conf->n_errors)
+		return -ENOENT;
+	if (i >= conf->problems.n)
+		return -ENOMEM;
+	*ret_file = conf->problems.v[i].file;
+	*ret_line = conf->problems.v[i].line;
+	*ret_message = conf->problems.v[i].message;
+	return 0;
 }
 
 size_t ion_conf_board_count(const struct ion_conf *conf)
@@ -646,7 +667,7 @@ int ion_conf_parse_cookie(const char *path, const char *text,
 	_cleanup_section_ struct conf_section *sec = NULL;
 	unsigned int n_errors = 0;
 	struct parser p = {
-		.rep = { error_fn, userdata, &n_errors },
+		.rep = { error_fn, userdata, &n_errors, NULL },
 		.file = path,
 		.in_section = true,
 		.label = "the cookie",

@@ -97,6 +97,11 @@ void ion_conf_free(struct ion_conf *conf);
 
 /* How many problems loading reported. */
 unsigned int ion_conf_error_count(const struct ion_conf *conf);
+/* The i-th problem: its file, line (0: the whole file) and words, which
+ * the conf owns; 0, -ENOENT past the last, or -ENOMEM for one there was
+ * no memory to keep (it was still counted and reported). */
+int ion_conf_error(const struct ion_conf *conf, size_t i, const char **ret_file,
+		   unsigned int *ret_line, const char **ret_message);
 
 /* The board sections that matched, in file order: name and where. */
 size_t ion_conf_board_count(const struct ion_conf *conf);

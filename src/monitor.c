@@ -69,7 +69,7 @@ static int add_udev(struct ion_ctx *ctx, struct ion_monitor *m)
 						  "accel" };
 	struct epoll_event ev = { .events = EPOLLIN };
 
-	if (ctx->sysroot[0] || access("/run/udev/control", F_OK) < 0)
+	if (ion_ctx_sysroot(ctx)[0] || access("/run/udev/control", F_OK) < 0)
 		return 0; /* no udev to ask: inotify alone */
 	m->udev = udev_new();
 	if (!m->udev)
@@ -173,25 +173,28 @@ fail:
  * goes (the child's copies of its fds closed, the parent's untouched). */
 static void forget_inherited(struct ion_ctx *ctx)
 {
-	if (ctx->monitor &&
-	    ctx->monitor->generation != atomic_load_explicit(&generation, memory_order_relaxed)) {
-		ion_monitor_free(ctx->monitor);
-		ctx->monitor = NULL;
+	struct ion_monitor **m = ion_ctx_monitor_slot(ctx);
+
+	if (*m && (*m)->generation != atomic_load_explicit(&generation, memory_order_relaxed)) {
+		ion_monitor_free(*m);
+		*m = NULL;
 	}
 }
 
 ION_EXPORT int ion_ctx_get_monitor_fd(struct ion_ctx *ctx)
 {
+	struct ion_monitor **m;
 	int r = 0, state;
 
 	if (!ctx)
 		return -EINVAL;
+	m = ion_ctx_monitor_slot(ctx);
 	ion_ctx_lock(ctx, &state);
 	forget_inherited(ctx);
-	if (!ctx->monitor)
-		r = monitor_new(ctx, &ctx->monitor);
+	if (!*m)
+		r = monitor_new(ctx, m);
 	if (r == 0)
-		r = ctx->monitor->epoll_fd;
+		r = (*m)->epoll_fd;
 	ion_ctx_unlock(ctx, state);
 	return r;
 }
@@ -200,15 +203,17 @@ ION_EXPORT int ion_ctx_get_monitor_fd(struct ion_ctx *ctx)
 static void drain(struct ion_ctx *ctx)
 {
 	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct ion_monitor *m;
 
 	forget_inherited(ctx);
-	if (!ctx->monitor)
+	m = *ion_ctx_monitor_slot(ctx);
+	if (!m)
 		return;
-	while (read(ctx->monitor->inotify_fd, buf, sizeof(buf)) > 0)
+	while (read(m->inotify_fd, buf, sizeof(buf)) > 0)
 		;
-	drain_udev(ctx->monitor);
+	drain_udev(m);
 	/* Folders that appeared meanwhile get their watches. */
-	if (watch(ctx, ctx->monitor) < 0)
+	if (watch(ctx, m) < 0)
 		ion_dbg(ctx, "monitor: watches not renewed: %m");
 }
 

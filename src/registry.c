@@ -63,7 +63,7 @@ int ion_heap_open_node(struct ion_ctx *ctx, struct ion_heap *heap, int flags,
 		       const char *subsystem, const char *name, int *ret_fd)
 {
 	const char *why = NULL;
-	int fd = ion_open_device_node(ctx->sysroot, heap->node, flags, subsystem, name, &why);
+	int fd = ion_open_device_node(ion_ctx_sysroot(ctx), heap->node, flags, subsystem, name, &why);
 
 	*ret_fd = fd < 0 ? -1 : fd;
 	if (fd >= 0)
@@ -143,6 +143,7 @@ static void heap_free(struct ion_heap *h)
 	free(h->node);
 	free(h->reason);
 	free(h->memory_key);
+	free(h->max_len_why);
 	free(h->sysfs_device);
 	free(h->pool_hints);
 	ion_attrs_clear(&h->attrs);
@@ -206,7 +207,7 @@ struct ion_registry *ion_registry_current(struct ion_ctx *ctx)
 	struct ion_registry *reg;
 
 	atomic_fetch_add(&readers, 1);
-	reg = atomic_load(&ctx->registry);
+	reg = atomic_load(ion_ctx_registry_slot(ctx));
 	if (reg)
 		ion_registry_ref(reg);
 	atomic_fetch_sub_explicit(&readers, 1, memory_order_release);
@@ -388,6 +389,21 @@ ION_EXPORT const char *ion_ctx_get_config_file(struct ion_ctx *ctx, unsigned int
 	if (!ctx || ion_ctx_registry(ctx, &reg) < 0 || index >= ion_conf_file_count(reg->conf))
 		return NULL;
 	return ion_conf_file(reg->conf, index);
+}
+
+ION_EXPORT int ion_ctx_get_config_error(struct ion_ctx *ctx, unsigned int index,
+				       const char **ret_file, unsigned int *ret_line,
+				       const char **ret_message)
+{
+	_cleanup_registry_ struct ion_registry *reg = NULL;
+	int r;
+
+	if (!ctx || !ret_file || !ret_line || !ret_message)
+		return -EINVAL;
+	r = ion_ctx_registry(ctx, &reg);
+	if (r < 0)
+		return r;
+	return ion_conf_error(reg->conf, index, ret_file, ret_line, ret_message);
 }
 
 ION_EXPORT int ion_ctx_get_config_error_count(struct ion_ctx *ctx)

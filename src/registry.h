@@ -49,6 +49,7 @@ struct ion_heap {
 	const struct ion_heap *uncached;
 	unsigned int address_bits; /* every address below 2^bits */
 	uint64_t max_len;	/* the longest buffer it can ever give */
+	char *max_len_why;	/* what says so ("MaxSize, FILE:LINE"), or NULL */
 	size_t alignment;	/* of a buffer's start, at least a page */
 	int preference;		/* the board's; higher first */
 	/* The device the heap's memory belongs to (a GEM heap's DRM device),

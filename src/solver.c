@@ -112,16 +112,6 @@ static void sort_candidates(const struct ion_heap **heaps, unsigned int n,
 	}
 }
 
-static bool heap_is_named(const struct ion_heap *h, const char *name)
-{
-	if (strcmp(h->name, name) == 0 || strcmp(h->kernel_name, name) == 0)
-		return true;
-	for (char **a = h->aliases; a && *a; a++)
-		if (strcmp(*a, name) == 0)
-			return true;
-	return strcmp(name, "cma") == 0 && ion_is_cma_name(h->kernel_name);
-}
-
 /* Where c's key was set, as "file:line" (or the source alone). */
 static const char *src_text(const struct ion_constraint *c, enum ion_conf_key key,
 			    char *buf, size_t size)
@@ -137,59 +127,43 @@ static const char *src_text(const struct ion_constraint *c, enum ion_conf_key ke
 	return buf;
 }
 
-static char *list_text(char *const *list)
-{
-	size_t len = 1;
-	char *text, *p;
-
-	for (char *const *l = list; l && *l; l++)
-		len += strlen(*l) + 1;
-	p = text = malloc(len);
-	if (!text)
-		return NULL;
-	*p = '\0';
-	for (char *const *l = list; l && *l; l++)
-		p += sprintf(p, "%s%s", p == text ? "" : " ", *l);
-	return text;
-}
+/* " (what says so)" after a heap's largest length, or nothing. */
+#define MAX_WHY(h) (h)->max_len_why ? " (" : "", (h)->max_len_why ? (h)->max_len_why : "", \
+		   (h)->max_len_why ? ")" : ""
 
 /* A rejection's verdict: 1 (out), or -ENOMEM from recording why. */
 #define OUT(...) ({ int _r = reject(__VA_ARGS__); _r < 0 ? _r : 1; })
 #define WHERE(key) src_text(c, key, where, sizeof(where))
 
-/* Whether h is one of the heaps c lists, when it lists any: 0, 1 or -ENOMEM. */
-static int check_heaps(const struct ion_heap *h, const struct ion_constraint *c,
-		       struct ion_rejections *rej)
+static void view_of(const struct ion_heap *h, struct ion_heap_view *ret)
 {
-	_cleanup_free_ char *text = NULL;
-	char *const *list;
-	char where[512];
-	size_t n;
-
-	if (!ion_props_get_list(&c->props, ION_KEY_HEAPS, &list, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		if (heap_is_named(h, list[i]))
-			return 0;
-	text = rej ? list_text(list) : NULL;
-	if (rej && !text)
-		return -ENOMEM;
-	return OUT(rej, h, c, "%s takes only the heaps %s (Heaps, %s)", c->device,
-		   text && *text ? text : "(none)", WHERE(ION_KEY_HEAPS));
+	*ret = (struct ion_heap_view){
+		.name = h->name,
+		.kernel_name = h->kernel_name,
+		.aliases = h->aliases,
+		.contiguous = h->props & ION_HEAP_PROP_CONTIGUOUS,
+		.cached = h->props & ION_HEAP_PROP_CACHED,
+		.uncached = h->props & ION_HEAP_PROP_UNCACHED,
+		.kernel_map = h->props & ION_HEAP_PROP_KERNEL_MAP,
+		.default_cma = ion_is_cma_name(h->kernel_name),
+		.address_bits = h->address_bits,
+		.alignment = h->alignment,
+	};
 }
 
 /*
- * Whether heap h fits one device's constraint: 0 when it does, 1 when it
- * does not (with the reason given to rej), or -ENOMEM.
+ * Whether heap h (seen as view) fits one device's constraint: 0 when it
+ * does, 1 when it does not (with the reason given to rej), or -ENOMEM.
+ * The words are the vocabulary's; the solver adds the key and where it
+ * was set.
  */
-static int check_constraint(const struct ion_heap *h, const struct ion_constraint *c,
-			    struct ion_rejections *rej)
+static int check_constraint(const struct ion_heap *h, const struct ion_heap_view *view,
+			    const struct ion_constraint *c, struct ion_rejections *rej)
 {
-	const struct ion_conf_props *p = &c->props;
-	enum ion_cache_mode cache;
-	uint64_t u;
+	const struct ion_fit_who who = { c->device, c->own_heap };
+	_cleanup_free_ char *reason = NULL;
+	enum ion_conf_key key;
 	char where[512];
-	bool b;
 	int r;
 
 	/* A DRM device's own dumb buffers always fit it. */
@@ -197,38 +171,33 @@ static int check_constraint(const struct ion_heap *h, const struct ion_constrain
 		return 0;
 	if (h->props & ION_HEAP_PROP_CPU_ONLY)
 		return OUT(rej, h, c, "%s cannot import it: a memfd is no dma-buf", c->device);
-	r = check_heaps(h, c, rej);
-	if (r != 0)
+	r = ion_props_fit(&c->props, view, &who, &key, rej ? &reason : NULL);
+	if (r <= 0)
 		return r;
-	if (ion_props_get_bool(p, ION_KEY_OWN_BUFFERS_ONLY, &b) && b)
-		return OUT(rej, h, c, "%s takes only buffers of its own DRM device%s%s (OwnBuffersOnly, %s)",
-			   c->device, c->own_heap ? ", heap " : "", c->own_heap ? c->own_heap : "",
-			   WHERE(ION_KEY_OWN_BUFFERS_ONLY));
-	if (ion_props_get_bool(p, ION_KEY_CONTIGUOUS, &b) && b &&
-	    !(h->props & ION_HEAP_PROP_CONTIGUOUS))
-		return OUT(rej, h, c, "%s needs physically contiguous memory, and %s is scattered (Contiguous, %s)",
-			   c->device, h->name, WHERE(ION_KEY_CONTIGUOUS));
-	if (ion_props_get_uint(p, ION_KEY_ADDRESS_BITS, &u) && h->address_bits > u)
-		return OUT(rej, h, c, "%s reaches only addresses below 2^%u, and %s may hand out memory up to 2^%u (AddressBits, %s)",
-			   c->device, (unsigned int)u, h->name, h->address_bits,
-			   WHERE(ION_KEY_ADDRESS_BITS));
-	if (ion_props_get_cache(p, ION_KEY_CACHE, &cache) && cache == ION_CACHE_UNCACHED &&
-	    !(h->props & ION_HEAP_PROP_UNCACHED))
-		return OUT(rej, h, c, "%s needs uncached CPU mappings, and %s maps cached (Cache, %s)",
-			   c->device, h->name, WHERE(ION_KEY_CACHE));
-	if (ion_props_get_cache(p, ION_KEY_CACHE, &cache) && cache == ION_CACHE_CACHED &&
-	    !(h->props & ION_HEAP_PROP_CACHED))
-		return OUT(rej, h, c, "%s needs cached CPU mappings, and %s maps uncached (Cache, %s)",
-			   c->device, h->name, WHERE(ION_KEY_CACHE));
-	if (ion_props_get_uint(p, ION_KEY_ALIGNMENT, &u) && h->alignment < u)
-		return OUT(rej, h, c, "%s needs buffers aligned to %llu bytes, and %s aligns to %zu (Alignment, %s)",
-			   c->device, (unsigned long long)u, h->name, h->alignment,
-			   WHERE(ION_KEY_ALIGNMENT));
-	if (ion_props_get_bool(p, ION_KEY_KERNEL_MAP, &b) && b &&
-	    !(h->props & ION_HEAP_PROP_KERNEL_MAP))
-		return OUT(rej, h, c, "%s maps buffers in the kernel, and %s buffers cannot be (KernelMap, %s)",
-			   c->device, h->name, WHERE(ION_KEY_KERNEL_MAP));
-	return 0;
+	return OUT(rej, h, c, "%s (%s, %s)", reason, ion_conf_key_name(key), WHERE(key));
+}
+
+/* Whether heap h fits every device's constraint: 0 when it does, 1 when
+ * one does not (each refusal given to rej), or -ENOMEM. */
+static int check_constraints(const struct ion_heap *h, const struct ion_request *req,
+			     struct ion_rejections *rej)
+{
+	struct ion_heap_view view;
+	bool out = false;
+
+	if (!req->n_constraints)
+		return 0;
+	view_of(h, &view);
+	/* Every device's verdict, so that an explanation names each device
+	 * that excludes the heap. */
+	for (size_t k = 0; k < req->n_constraints; k++) {
+		int r = check_constraint(h, &view, req->constraints[k], rej);
+
+		if (r < 0)
+			return r;
+		out |= r > 0;
+	}
+	return out;
 }
 
 /* Whether the request itself rules h out: 0, 1 (said to rej) or -ENOMEM. */
@@ -243,8 +212,8 @@ static int check_request(const struct ion_heap *h, const struct ion_request *req
 		return OUT(rej, h, NULL, "unavailable: %s",
 			   h->reason ? h->reason : strerror(-h->error));
 	if (too_long(h, req))
-		return OUT(rej, h, NULL, "%s can never give %zu bytes: at most %llu", h->name,
-			   req->len, (unsigned long long)h->max_len);
+		return OUT(rej, h, NULL, "%s can never give %zu bytes: at most %llu%s%s%s", h->name,
+			   req->len, (unsigned long long)h->max_len, MAX_WHY(h));
 	if (named)
 		return 0; /* the caller chose it: what it is does not matter */
 	if ((h->props & ION_HEAP_PROP_PROTECTED) && !req->no_cpu_access)
@@ -286,8 +255,8 @@ static int solve_mask(const struct ion_registry *reg, const struct ion_request *
 		if (chosen)
 			continue;
 		if (!h->error && h->id >= 0 && (req->heap_mask & (1U << h->id)) && too_long(h, req))
-			r = reject(rej, h, NULL, "%s can never give %zu bytes: at most %llu",
-				   h->name, req->len, (unsigned long long)h->max_len);
+			r = reject(rej, h, NULL, "%s can never give %zu bytes: at most %llu%s%s%s",
+				   h->name, req->len, (unsigned long long)h->max_len, MAX_WHY(h));
 		else if (h->error)
 			r = reject(rej, h, NULL, "unavailable: %s", h->reason ? h->reason : strerror(-h->error));
 		else if (h->id < 0)
@@ -330,16 +299,11 @@ int ion_solve(const struct ion_registry *reg, const struct ion_request *req,
 		int r = solve_mask(reg, req, heaps, &n_long, rej);
 
 		for (int i = 0; i < r; i++) {
-			bool out = false;
+			int rc = check_constraints(heaps[i], req, rej);
 
-			for (size_t k = 0; k < req->n_constraints; k++) {
-				int rc = check_constraint(heaps[i], req->constraints[k], rej);
-
-				if (rc < 0)
-					return rc;
-				out |= rc > 0;
-			}
-			if (!out)
+			if (rc < 0)
+				return rc;
+			if (rc == 0)
 				heaps[n++] = heaps[i];
 		}
 		if (r < 0)
@@ -353,20 +317,13 @@ int ion_solve(const struct ion_registry *reg, const struct ion_request *req,
 	for (unsigned int i = 0; i < reg->n_heaps; i++) {
 		const struct ion_heap *h = reg->heaps[i];
 		int r = check_request(h, req, named, rej);
-		bool out = r != 0;
 
-		/* Every device's verdict on a heap the request allows, so that
-		 * an explanation names each device that excludes it. */
-		for (size_t k = 0; r == 0 && k < req->n_constraints; k++) {
-			int rc = check_constraint(h, req->constraints[k], rej);
-
-			if (rc < 0)
-				return rc;
-			out |= rc > 0;
-		}
+		/* The devices judge only a heap the request allows. */
+		if (r == 0)
+			r = check_constraints(h, req, rej);
 		if (r < 0)
 			return r;
-		if (!out)
+		if (r == 0)
 			heaps[n++] = h;
 		else if (!h->error && too_long(h, req))
 			n_long++;

@@ -13,21 +13,6 @@
 #include "heaps-conf.h"
 #include "registry.h"
 
-/*
- * What one device needs of a buffer's memory: heaps.d's device keys
- * (Heaps, Contiguous, Cache, AddressBits, Alignment, KernelMap,
- * OwnBuffersOnly), each with the source that set it.  Plain data: a
- * device makes one (device.c), and so does a constraint set that came
- * from another process.
- */
-struct ion_constraint {
-	char *device;		/* who needs it, for explanations */
-	char *own_heap;		/* the device's own GEM heap (it always fits), or NULL */
-	bool prefer_uncached;	/* not DMA-coherent: uncached memory first */
-	struct ion_conf_src prefer_uncached_src;
-	struct ion_conf_props props;
-};
-
 /* What every entry point turns its arguments into. */
 struct ion_request {
 	size_t len;		/* page-rounded, nonzero */

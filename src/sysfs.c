@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -131,6 +132,53 @@ int ion_open_device_node(const char *sysroot, const char *path, int flags,
 	return steal_fd(&fd);
 }
 
+/* Whether this process is in group gid (its own or a supplementary). */
+static bool in_group(gid_t gid)
+{
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+
+	if (getegid() == gid)
+		return true;
+	for (int i = 0; i < n; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
+}
+
+/* Whether the group's entry (/etc/group) lists this process's user. */
+static bool listed_in(const struct group *gr)
+{
+	struct passwd pw, *pwp = NULL;
+	char buf[4096];
+
+	if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &pwp) != 0 || !pwp)
+		return false;
+	for (char **m = gr->gr_mem; m && *m; m++)
+		if (strcmp(*m, pwp->pw_name) == 0)
+			return true;
+	return false;
+}
+
+/* Whether the node's group may use it at all (no: the rule is not there). */
+static bool group_may(const struct stat *st)
+{
+	return st->st_gid != 0 && (st->st_mode & 060) == 060;
+}
+
+/* What would let this user in through the node's group. */
+static const char *group_advice(const struct stat *st, bool listed)
+{
+	if (!group_may(st))
+		return "";
+	if (in_group(st->st_gid))
+		return ": this process is in that group, so something else refuses it "
+		       "(an ACL, a security module, a sandbox)";
+	if (listed)
+		return ": the user is in that group, but this session is not yet: log in again";
+	return ": add the user to that group";
+}
+
 char *ion_access_hint(const char *path)
 {
 	char user[64], group[64], *hint;
@@ -142,6 +190,7 @@ char *ion_access_hint(const char *path)
 			   : strstr(path, "udmabuf") ? "/dev/udmabuf"
 			   : strstr(path, "/ion") ? "/dev/ion" : NULL;
 	struct stat st;
+	int r;
 
 	if (stat(path, &st) < 0)
 		return NULL;
@@ -153,14 +202,16 @@ char *ion_access_hint(const char *path)
 		snprintf(group, sizeof(group), "%s", grp->gr_name);
 	else
 		snprintf(group, sizeof(group), "%u", (unsigned int)st.st_gid);
-	if (asprintf(&hint, "%s is %s:%s %04o%s%s%s%s", path, user, group,
-		     (unsigned int)(st.st_mode & 07777),
-		     kind ? "; libion's udev rule (70-libion.rules) gives " : "",
-		     kind ? kind : "",
-		     kind ? " to group video (0660): add the user to video" : "",
-		     !kind && strcmp(group, "root") ? ": add the user to that group" : "") < 0)
-		return NULL;
-	return hint;
+	if (kind && !group_may(&st))
+		r = asprintf(&hint, "%s is %s:%s %04o; libion's udev rule (70-libion.rules) gives %s "
+			     "to group video (0660), and it was not applied here: install it where "
+			     "udev reads rules (/etc/udev/rules.d) and run udevadm trigger",
+			     path, user, group, (unsigned int)(st.st_mode & 07777), kind);
+	else
+		r = asprintf(&hint, "%s is %s:%s %04o%s", path, user, group,
+			     (unsigned int)(st.st_mode & 07777),
+			     group_advice(&st, grp && listed_in(grp)));
+	return r < 0 ? NULL : hint;
 }
 
 char **ion_split_nul_list(const char *text, size_t len)

@@ -55,10 +55,11 @@ int ion_open_device_node(const char *sysroot, const char *path, int flags,
 			 const char **ret_why);
 /*
  * For a node open() refused with EACCES or EPERM: one line saying whose
- * it is, its mode, and what would let this user in ("/dev/dma_heap/system
- * is root:root 0600: libion's udev rule (70-libion.rules) makes DMA-BUF
- * heaps root:video 0660; then add the user to group video").  malloc'ed,
- * or NULL.
+ * it is, its mode, and what is really wrong: libion's udev rule not
+ * applied (root's node, or no group access), a group (video or a
+ * vendor's) the user is not in, one the user joined but this session has
+ * not yet, or, this process being in the group, something else (an ACL,
+ * a security module).  malloc'ed, or NULL.
  */
 char *ion_access_hint(const char *path);
 /* Splits a NUL-separated list (device-tree compatible) into a

@@ -349,3 +349,48 @@ bool ion_has_blank(const char *s)
 {
 	return strpbrk(s, ION_BLANKS) != NULL;
 }
+
+/*
+ * Appends n strings (copies) to a NULL-terminated list of *len entries.
+ * On failure the list holds what it held, so callers stay consistent.
+ */
+int ion_strv_append(char ***list, size_t *len, char *const *add, size_t n)
+{
+	char **v;
+	size_t i;
+
+	if (n > SIZE_MAX / sizeof(char *) - *len - 1)
+		return -ENOMEM;
+	v = realloc(*list, (*len + n + 1) * sizeof(char *));
+	if (!v)
+		return -ENOMEM;
+	*list = v;
+	for (i = 0; i < n; i++) {
+		v[*len + i] = strdup(add[i]);
+		if (!v[*len + i]) {
+			while (i--)
+				free(v[*len + i]);
+			v[*len] = NULL;
+			return -ENOMEM;
+		}
+	}
+	*len += n;
+	v[*len] = NULL;
+	return 0;
+}
+
+char *ion_strv_join(char *const *strv, const char *sep)
+{
+	size_t len = 1, seplen = strlen(sep);
+	char *text, *p;
+
+	for (char *const *s = strv; s && *s; s++)
+		len += strlen(*s) + seplen;
+	p = text = malloc(len);
+	if (!text)
+		return NULL;
+	*p = '\0';
+	for (char *const *s = strv; s && *s; s++)
+		p = stpcpy(stpcpy(p, s == strv ? "" : sep), *s);
+	return text;
+}

@@ -97,6 +97,11 @@ char **ion_strv_split(const char *text, char sep);
 char **ion_strv_copy(const char *const *strv);
 size_t ion_strv_len(const char *const *strv);
 void ion_strv_free(char **strv);
+/* Appends copies of n strings to the list *list of *len entries (NULL
+ * allowed when empty); 0, or -ENOMEM with the list as it was. */
+int ion_strv_append(char ***list, size_t *len, char *const *add, size_t n);
+/* The strings joined by sep, malloc'ed ("" for none); NULL on ENOMEM. */
+char *ion_strv_join(char *const *strv, const char *sep);
 static inline void ion_strv_freep(char ***strv)
 {
 	ion_strv_free(*strv);

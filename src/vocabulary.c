@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "vocabulary.h"
+#include "vocabulary-internal.h"
 #include "sysfs.h"
 #include "util.h"
 
@@ -22,114 +22,72 @@
 
 /* ---- keys ---- */
 
-enum value_type {
-	V_GLOB,		/* a Match key: one fnmatch() pattern */
-	V_UDEV_GLOB,	/* KEY=GLOB */
-	V_TOKEN,	/* one word */
-	V_ATTRIBUTE,	/* one word naming a sysfs attribute */
-	V_LIST,		/* blank-separated words */
-	V_BOOL,
-	V_PREFERENCE,
-	V_ADDRESS_BITS,
-	V_ANDROID_ID,
-	V_SIZE,
-	V_ALIGNMENT,
-	V_CACHE,
-	V_POOL,
-};
+const struct ion_key_info ion_keys[ION_KEY_COUNT] = {
+	[ION_KEY_MATCH_COMPATIBLE] = { "MatchCompatible", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_MODEL] = { "MatchModel", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_DMI_VENDOR] = { "MatchDMIVendor", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_DMI_PRODUCT] = { "MatchDMIProduct", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_DMI_BOARD] = { "MatchDMIBoard", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_COOKIE_ATTRIBUTE] = { "CookieAttribute", NULL, K_BOARD, V_ATTRIBUTE, AND_NONE, 0, false, 0, NULL },
 
-/* How a key's values combine across the devices of one buffer. */
-enum and_rule {
-	AND_NONE,	/* not combined: each device's own (Pool hints) */
-	AND_MAX,	/* the larger: Alignment */
-	AND_MIN,	/* the smaller: AddressBits */
-	AND_YES,	/* yes if either says yes: Contiguous, KernelMap */
-	AND_CACHE,	/* any gives way; cached and uncached conflict */
-	AND_BOTH,	/* the items both lists hold: Heaps */
-};
+	[ION_KEY_MATCH_SYSFS_PATH] = { "MatchSysfsPath", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_SUBSYSTEM] = { "MatchSubsystem", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_DRIVER] = { "MatchDriver", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_OF_COMPATIBLE] = { "MatchOFCompatible", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_UDEV_PROPERTY] = { "MatchUdevProperty", NULL, K_DEVICE, V_UDEV_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_DRM_DRIVER] = { "MatchDRMDriver", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_V4L2_CARD] = { "MatchV4L2Card", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MATCH_NAME] = { "MatchName", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false, 0, NULL },
 
-#define K_BOARD (1u << ION_CONF_BOARD)
-#define K_HEAP (1u << ION_CONF_HEAP)
-#define K_DEVICE (1u << ION_CONF_DEVICE)
+	[ION_KEY_ALIASES] = { "Aliases", NULL, K_HEAP, V_LIST, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MEMORY] = { "Memory", NULL, K_HEAP, V_TOKEN, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_CPU_ACCESS] = { "CPUAccess", NULL, K_HEAP, V_BOOL, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_PREFERENCE] = { "Preference", NULL, K_HEAP, V_PREFERENCE, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_ANDROID_ID] = { "AndroidId", NULL, K_HEAP, V_ANDROID_ID, AND_NONE, 0, false, 0, NULL },
+	[ION_KEY_MAX_SIZE] = { "MaxSize", NULL, K_HEAP, V_SIZE, AND_NONE, 0, false, 0, NULL },
 
-struct key_info {
-	const char *name;
-	const char *udev;	/* device requirement keys: udev and cookies */
-	unsigned int kinds;
-	enum value_type type;
-	enum and_rule and;
-	/* Device requirements: their place in what is shown and written
-	 * (1 first); 0 for the others. */
-	unsigned int rank;
-	bool local;		/* a requirement no other process may send */
-};
+	[ION_KEY_HEAPS] = { "Heaps", "ION_HEAPS", K_DEVICE, V_LIST, AND_BOTH, 1, false, 1, ion_fit_heaps },
+	[ION_KEY_OWN_BUFFERS_ONLY] = { "OwnBuffersOnly", "ION_OWN_BUFFERS_ONLY", K_DEVICE, V_BOOL, AND_YES, 7, false, 2, ion_fit_own_buffers },
+	[ION_KEY_PITCH_ALIGNMENT] = { "PitchAlignment", "ION_PITCH_ALIGNMENT", K_DEVICE, V_ALIGNMENT, AND_MAX, 9, true, 0, NULL },
+	[ION_KEY_PREFERRED_PITCH_ALIGNMENT] = { "PreferredPitchAlignment", "ION_PREFERRED_PITCH_ALIGNMENT", K_DEVICE, V_ALIGNMENT, AND_MAX, 10, true, 0, NULL },
 
-static const struct key_info keys[ION_KEY_COUNT] = {
-	[ION_KEY_MATCH_COMPATIBLE] = { "MatchCompatible", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_MODEL] = { "MatchModel", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_DMI_VENDOR] = { "MatchDMIVendor", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_DMI_PRODUCT] = { "MatchDMIProduct", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_DMI_BOARD] = { "MatchDMIBoard", NULL, K_BOARD, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_COOKIE_ATTRIBUTE] = { "CookieAttribute", NULL, K_BOARD, V_ATTRIBUTE, AND_NONE, 0, false },
-
-	[ION_KEY_MATCH_SYSFS_PATH] = { "MatchSysfsPath", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_SUBSYSTEM] = { "MatchSubsystem", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_DRIVER] = { "MatchDriver", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_OF_COMPATIBLE] = { "MatchOFCompatible", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_UDEV_PROPERTY] = { "MatchUdevProperty", NULL, K_DEVICE, V_UDEV_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_DRM_DRIVER] = { "MatchDRMDriver", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_V4L2_CARD] = { "MatchV4L2Card", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false },
-	[ION_KEY_MATCH_NAME] = { "MatchName", NULL, K_DEVICE, V_GLOB, AND_NONE, 0, false },
-
-	[ION_KEY_ALIASES] = { "Aliases", NULL, K_HEAP, V_LIST, AND_NONE, 0, false },
-	[ION_KEY_MEMORY] = { "Memory", NULL, K_HEAP, V_TOKEN, AND_NONE, 0, false },
-	[ION_KEY_CPU_ACCESS] = { "CPUAccess", NULL, K_HEAP, V_BOOL, AND_NONE, 0, false },
-	[ION_KEY_PREFERENCE] = { "Preference", NULL, K_HEAP, V_PREFERENCE, AND_NONE, 0, false },
-	[ION_KEY_ANDROID_ID] = { "AndroidId", NULL, K_HEAP, V_ANDROID_ID, AND_NONE, 0, false },
-	[ION_KEY_MAX_SIZE] = { "MaxSize", NULL, K_HEAP, V_SIZE, AND_NONE, 0, false },
-
-	[ION_KEY_HEAPS] = { "Heaps", "ION_HEAPS", K_DEVICE, V_LIST, AND_BOTH, 1, false },
-	[ION_KEY_OWN_BUFFERS_ONLY] = { "OwnBuffersOnly", "ION_OWN_BUFFERS_ONLY", K_DEVICE, V_BOOL, AND_YES, 7, false },
-	[ION_KEY_PITCH_ALIGNMENT] = { "PitchAlignment", "ION_PITCH_ALIGNMENT", K_DEVICE, V_ALIGNMENT, AND_MAX, 9, true },
-	[ION_KEY_PREFERRED_PITCH_ALIGNMENT] = { "PreferredPitchAlignment", "ION_PREFERRED_PITCH_ALIGNMENT", K_DEVICE, V_ALIGNMENT, AND_MAX, 10, true },
-
-	[ION_KEY_CONTIGUOUS] = { "Contiguous", "ION_CONTIGUOUS", K_HEAP | K_DEVICE, V_BOOL, AND_YES, 2, false },
-	[ION_KEY_CACHE] = { "Cache", "ION_CACHE", K_HEAP | K_DEVICE, V_CACHE, AND_CACHE, 4, false },
-	[ION_KEY_ADDRESS_BITS] = { "AddressBits", "ION_ADDRESS_BITS", K_HEAP | K_DEVICE, V_ADDRESS_BITS, AND_MIN, 3, false },
-	[ION_KEY_ALIGNMENT] = { "Alignment", "ION_ALIGNMENT", K_HEAP | K_DEVICE, V_ALIGNMENT, AND_MAX, 5, false },
-	[ION_KEY_KERNEL_MAP] = { "KernelMap", "ION_KERNEL_MAP", K_HEAP | K_DEVICE, V_BOOL, AND_YES, 6, false },
-	[ION_KEY_POOL] = { "Pool", "ION_POOL", K_HEAP | K_DEVICE, V_POOL, AND_NONE, 8, true },
+	[ION_KEY_CONTIGUOUS] = { "Contiguous", "ION_CONTIGUOUS", K_HEAP | K_DEVICE, V_BOOL, AND_YES, 2, false, 3, ion_fit_contiguous },
+	[ION_KEY_CACHE] = { "Cache", "ION_CACHE", K_HEAP | K_DEVICE, V_CACHE, AND_CACHE, 4, false, 5, ion_fit_cache },
+	[ION_KEY_ADDRESS_BITS] = { "AddressBits", "ION_ADDRESS_BITS", K_HEAP | K_DEVICE, V_ADDRESS_BITS, AND_MIN, 3, false, 4, ion_fit_address_bits },
+	[ION_KEY_ALIGNMENT] = { "Alignment", "ION_ALIGNMENT", K_HEAP | K_DEVICE, V_ALIGNMENT, AND_MAX, 5, false, 6, ion_fit_alignment },
+	[ION_KEY_KERNEL_MAP] = { "KernelMap", "ION_KERNEL_MAP", K_HEAP | K_DEVICE, V_BOOL, AND_YES, 6, false, 7, ion_fit_kernel_map },
+	[ION_KEY_POOL] = { "Pool", "ION_POOL", K_HEAP | K_DEVICE, V_POOL, AND_NONE, 8, true, 0, NULL },
 };
 
 bool ion_conf_key_is_match(enum ion_conf_key key)
 {
-	return keys[key].type == V_GLOB || keys[key].type == V_UDEV_GLOB;
+	return ion_keys[key].type == V_GLOB || ion_keys[key].type == V_UDEV_GLOB;
 }
 
 bool ion_conf_key_is_list(enum ion_conf_key key)
 {
-	return keys[key].type == V_LIST || keys[key].type == V_POOL;
+	return ion_keys[key].type == V_LIST || ion_keys[key].type == V_POOL;
 }
 
 bool ion_conf_key_in(enum ion_conf_key key, enum ion_conf_kind kind)
 {
-	return keys[key].kinds & (1u << kind);
+	return ion_keys[key].kinds & (1u << kind);
 }
 
 bool ion_conf_key_is_requirement(enum ion_conf_key key)
 {
-	return (unsigned int)key < ION_KEY_COUNT && keys[key].rank;
+	return (unsigned int)key < ION_KEY_COUNT && ion_keys[key].rank;
 }
 
 bool ion_conf_key_is_remote(enum ion_conf_key key)
 {
-	return ion_conf_key_is_requirement(key) && !keys[key].local;
+	return ion_conf_key_is_requirement(key) && !ion_keys[key].local;
 }
 
 int ion_conf_requirement(size_t i)
 {
 	for (int k = 0; k < ION_KEY_COUNT; k++)
-		if (keys[k].rank == i + 1)
+		if (ion_keys[k].rank == i + 1)
 			return k;
 	return -1;
 }
@@ -140,7 +98,7 @@ enum storage { ST_BOOL, ST_INT, ST_UINT, ST_STRING, ST_LIST, ST_POOL };
 
 static enum storage key_storage(enum ion_conf_key key)
 {
-	switch (keys[key].type) {
+	switch (ion_keys[key].type) {
 	case V_BOOL:
 		return ST_BOOL;
 	case V_PREFERENCE:
@@ -160,20 +118,20 @@ static enum storage key_storage(enum ion_conf_key key)
 int ion_conf_key_from_name(const char *name)
 {
 	for (int k = 0; name && k < ION_KEY_COUNT; k++)
-		if (strcmp(keys[k].name, name) == 0)
+		if (strcmp(ion_keys[k].name, name) == 0)
 			return k;
 	return -1;
 }
 
 const char *ion_conf_key_name(enum ion_conf_key key)
 {
-	return (unsigned int)key < ION_KEY_COUNT ? keys[key].name : NULL;
+	return (unsigned int)key < ION_KEY_COUNT ? ion_keys[key].name : NULL;
 }
 
 int ion_conf_key_from_udev(const char *property)
 {
 	for (int k = 0; property && k < ION_KEY_COUNT; k++)
-		if (keys[k].udev && strcmp(keys[k].udev, property) == 0)
+		if (ion_keys[k].udev && strcmp(ion_keys[k].udev, property) == 0)
 			return k;
 	return -1;
 }
@@ -206,35 +164,6 @@ void ion_conf_props_clear(struct ion_conf_props *props)
 		ion_conf_field_clear(k, &props->f[k]);
 }
 
-/*
- * Appends n strings (copies) to a NULL-terminated list of *len entries.
- * On failure the list holds what it held, so callers stay consistent.
- */
-static int strv_append(char ***list, size_t *len, char *const *add, size_t n)
-{
-	char **v;
-	size_t i;
-
-	if (n > SIZE_MAX / sizeof(char *) - *len - 1)
-		return -ENOMEM;
-	v = realloc(*list, (*len + n + 1) * sizeof(char *));
-	if (!v)
-		return -ENOMEM;
-	*list = v;
-	for (i = 0; i < n; i++) {
-		v[*len + i] = strdup(add[i]);
-		if (!v[*len + i]) {
-			while (i--)
-				free(v[*len + i]);
-			v[*len] = NULL;
-			return -ENOMEM;
-		}
-	}
-	*len += n;
-	v[*len] = NULL;
-	return 0;
-}
-
 static int pool_append(struct ion_conf_field *f, const struct ion_pool_hint *add,
 		       size_t n)
 {
@@ -256,7 +185,7 @@ int ion_conf_field_append(enum ion_conf_key key, struct ion_conf_field *f,
 {
 	if (key_storage(key) == ST_POOL)
 		return pool_append(f, add->v.pool.v, add->v.pool.n);
-	return strv_append(&f->v.list.v, &f->v.list.n, add->v.list.v, add->v.list.n);
+	return ion_strv_append(&f->v.list.v, &f->v.list.n, add->v.list.v, add->v.list.n);
 }
 
 int ion_conf_field_copy(enum ion_conf_key key, struct ion_conf_field *dst,
@@ -276,7 +205,7 @@ int ion_conf_field_copy(enum ion_conf_key key, struct ion_conf_field *dst,
 			return -ENOMEM;
 		break;
 	case ST_LIST:
-		r = strv_append(&c.v.list.v, &c.v.list.n, src->v.list.v, src->v.list.n);
+		r = ion_strv_append(&c.v.list.v, &c.v.list.n, src->v.list.v, src->v.list.n);
 		break;
 	case ST_POOL:
 		r = pool_append(&c, src->v.pool.v, src->v.pool.n);
@@ -400,7 +329,7 @@ static int parse_value(enum ion_conf_key key, char *s, struct ion_conf_field *f,
 	uint64_t u;
 	int r;
 
-	switch (keys[key].type) {
+	switch (ion_keys[key].type) {
 	case V_UDEV_GLOB:
 		eq = strchr(s, '=');
 		if (!eq || eq == s) {
@@ -578,9 +507,9 @@ char *ion_conf_field_format(enum ion_conf_key key,
 		fprintf(out, "%" PRId64, field->v.i);
 		break;
 	case ST_UINT:
-		if (keys[key].type == V_CACHE)
+		if (ion_keys[key].type == V_CACHE)
 			fputs(field->v.u < 3 ? cache_names[field->v.u] : "any", out);
-		else if (keys[key].type == V_SIZE || keys[key].type == V_ALIGNMENT)
+		else if (ion_keys[key].type == V_SIZE || ion_keys[key].type == V_ALIGNMENT)
 			format_size(out, field->v.u);
 		else
 			fprintf(out, "%" PRIu64, field->v.u);
@@ -609,84 +538,12 @@ char *ion_conf_field_format(enum ion_conf_key key,
 }
 
 
-/* ---- AND ---- */
-
-static bool strv_has(char *const *v, const char *s)
-{
-	for (; v && *v; v++)
-		if (strcmp(*v, s) == 0)
-			return true;
-	return false;
-}
-
-/* The items of acc that add lists too, in acc's order, into *ret. */
-static int list_both(const struct ion_conf_field *acc, const struct ion_conf_field *add,
-		     struct ion_conf_field *ret)
-{
-	struct ion_conf_field c = { .set = true, .src = add->src };
-
-	for (size_t i = 0; i < acc->v.list.n; i++)
-		if (strv_has(add->v.list.v, acc->v.list.v[i]) &&
-		    strv_append(&c.v.list.v, &c.v.list.n, &acc->v.list.v[i], 1) < 0) {
-			ion_conf_field_clear(ION_KEY_HEAPS, &c);
-			return -ENOMEM;
-		}
-	if (!c.v.list.v && !(c.v.list.v = calloc(1, sizeof(char *))))
-		return -ENOMEM;
-	*ret = c;
-	return 0;
-}
-
-int ion_conf_field_and(enum ion_conf_key key, struct ion_conf_field *acc,
-		       const struct ion_conf_field *add)
-{
-	struct ion_conf_field c;
-	bool take;
-	int r;
-
-	if ((unsigned int)key >= ION_KEY_COUNT || keys[key].and == AND_NONE)
-		return -EOPNOTSUPP;
-	if (!add->set)
-		return 0;
-	if (!acc->set)
-		return ion_conf_field_copy(key, acc, add);
-	switch (keys[key].and) {
-	case AND_MAX:
-		take = add->v.u > acc->v.u;
-		break;
-	case AND_MIN:
-		take = add->v.u < acc->v.u;
-		break;
-	case AND_YES:
-		take = add->v.b && !acc->v.b;
-		break;
-	case AND_CACHE:
-		if (acc->v.u != ION_CACHE_ANY && add->v.u != ION_CACHE_ANY &&
-		    acc->v.u != add->v.u)
-			return -EINVAL;
-		take = acc->v.u == ION_CACHE_ANY && add->v.u != ION_CACHE_ANY;
-		break;
-	case AND_BOTH:
-		r = list_both(acc, add, &c);
-		if (r < 0)
-			return r;
-		ion_conf_field_clear(key, acc);
-		*acc = c;
-		return 0;
-	default:
-		return -EOPNOTSUPP;
-	}
-	if (take)
-		*acc = *add;	/* scalars: nothing to copy deeply */
-	return 0;
-}
-
 /* ---- getters and setters ---- */
 
 /* What a getter hands out: the storage, but Cache apart from numbers. */
 static int getter_kind(enum ion_conf_key key)
 {
-	return keys[key].type == V_CACHE ? ST_CACHE : (int)key_storage(key);
+	return ion_keys[key].type == V_CACHE ? ST_CACHE : (int)key_storage(key);
 }
 
 static const struct ion_conf_field *field_of(const struct ion_conf_props *props,

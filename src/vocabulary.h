@@ -3,7 +3,8 @@
  * The constraint vocabulary: every key a heaps.d file, a udev property, a
  * sysfs cookie or an ionc1 text may say, in one table (vocabulary.c):
  * its name, which sections take it, its udev name, how its value parses
- * and is written back, and how two devices' values AND.  Whoever stores a
+ * and is written back, how two devices' values AND and how a heap meets
+ * a value (vocabulary-rules.c).  Whoever stores a
  * value goes through ion_conf_field_parse(); whoever reads one goes
  * through the typed getters below, never the storage.
  *
@@ -172,6 +173,52 @@ int ion_conf_field_and(enum ion_conf_key key, struct ion_conf_field *acc,
 void ion_conf_props_clear(struct ion_conf_props *props);
 /* *dst = a deep copy of *src; 0 or -ENOMEM (*dst untouched). */
 int ion_conf_props_copy(struct ion_conf_props *dst, const struct ion_conf_props *src);
+
+/*
+ * What one device needs of a buffer's memory: heaps.d's device keys
+ * (Heaps, Contiguous, Cache, AddressBits, Alignment, KernelMap,
+ * OwnBuffersOnly, ...), each with the source that set it.  Plain data: a
+ * device makes one (device.c), and so does a constraint set that came
+ * from another process; the solver reads it through the getters below.
+ */
+struct ion_constraint {
+	char *device;		/* who needs it, for explanations */
+	char *own_heap;		/* the device's own GEM heap (it always fits), or NULL */
+	bool prefer_uncached;	/* not DMA-coherent: uncached memory first */
+	struct ion_conf_src prefer_uncached_src;
+	struct ion_conf_props props;
+};
+
+/* ---- how a heap meets a device's requirements ---- */
+
+/* A heap as the requirements see it (the solver fills it in from the
+ * registry's heap). */
+struct ion_heap_view {
+	const char *name;
+	const char *kernel_name;
+	char *const *aliases;		/* NULL-terminated, or NULL */
+	bool contiguous, cached, uncached, kernel_map;
+	bool default_cma;		/* the kernel's CMA area: answers to "cma" */
+	unsigned int address_bits;	/* every address below 2^bits */
+	size_t alignment;
+};
+
+/* The device that asks: its name in the words, its own DRM heap or NULL. */
+struct ion_fit_who {
+	const char *device;
+	const char *own_heap;
+};
+
+/*
+ * Whether heap meets every requirement props holds, checked in the
+ * table's order: 0, or 1 with *ret_key the first key it fails and, when
+ * ret_reason is not NULL, *ret_reason (malloc'ed) saying why in words
+ * ending before the key ("video0 needs physically contiguous memory, and
+ * system is scattered"); -ENOMEM (nothing written).
+ */
+int ion_props_fit(const struct ion_conf_props *props, const struct ion_heap_view *heap,
+		  const struct ion_fit_who *who, enum ion_conf_key *ret_key,
+		  char **ret_reason);
 
 /* ---- typed getters, as libinput's quirks_get_*() ----
  * Each answers whether the key is set and of that type, and writes *ret

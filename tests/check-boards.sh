@@ -88,7 +88,7 @@ errors = []
 def need(cond, what):
     if not cond:
         errors.append(what)
-for key in ("heap", "candidates", "devices", "rejected"):
+for key in ("version", "command", "heap", "candidates", "devices", "rejected"):
     need(key in out, "no key %s" % key)
 need(isinstance(out.get("candidates"), list), "candidates is no list")
 for d in out.get("devices", []):
@@ -194,9 +194,9 @@ check_devices='
 import json, sys
 out = json.load(open(sys.argv[1]))
 errors = []
-devices = {d.get("device"): d for d in out} if isinstance(out, list) else {}
-if not isinstance(out, list):
-    errors.append("devices --json is no list")
+devices = {d.get("device"): d for d in out.get("devices", [])}
+if out.get("version") != 1 or not isinstance(out.get("devices"), list):
+    errors.append("devices --json is no version 1 object with a devices list")
 for arg in sys.argv[2:]:
     name, _, rest = arg.partition(":")
     key, _, rest = rest.partition("=")

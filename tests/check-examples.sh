@@ -6,7 +6,7 @@
 #  1. meson install into a scratch DESTDIR;
 #  2. each sample: cc -std=c11 -Wall -Wextra -Werror FILE
 #     $(pkg-config --cflags --libs libion), then run it (exit 0; 77 would
-#     count as a skip); share-constraints.c with ionctl's fdpass.c beside;
+#     count as a skip);
 #     camera-display.c with libdrm too, which must skip (77) here;
 #  3. ionctl too, from a copy of its sources, of the top-level uapi/
 #     folder and of service/'s proto and client (the protocol it speaks)
@@ -28,7 +28,7 @@ export LD_LIBRARY_PATH="$libdir"
 cd "$tmp"
 
 failed=0 passed=0 skipped=0
-for sample in share-buffer gralloc devices pool-stream; do
+for sample in share-buffer share-constraints gralloc devices pool-stream; do
 	cp "$src/examples/$sample.c" .
 	# shellcheck disable=SC2046
 	if ! cc -std=c11 -Wall -Wextra -Werror -o "$sample" "$sample.c" \
@@ -46,23 +46,6 @@ for sample in share-buffer gralloc devices pool-stream; do
 	*) failed=$((failed + 1)); echo "FAIL: $sample exited $status" >&2 ;;
 	esac
 done
-
-# share-constraints: two files, its own and ionctl's fdpass.c.
-mkdir -p sc/ionctl
-cp "$src/examples/share-constraints.c" sc/
-cp "$src/examples/ionctl/fdpass.c" "$src/examples/ionctl/fdpass.h" sc/ionctl/
-# shellcheck disable=SC2046
-if cc -std=gnu11 -Wall -Wextra -Werror -Isc -o sc/share-constraints sc/share-constraints.c \
-	sc/ionctl/fdpass.c $(pkg-config --cflags --libs libion) &&
-	./sc/share-constraints >sc/out 2>&1; then
-	passed=$((passed + 1))
-	sed 's/^/  share-constraints: /' sc/out
-	echo "ok: share-constraints"
-else
-	failed=$((failed + 1))
-	sed 's/^/  share-constraints: /' sc/out 2>/dev/null || true
-	echo "FAIL: share-constraints does not build or run out of tree" >&2
-fi
 
 # camera-display: libion and libdrm, as its comment says (libdrm is the
 # system's, not in DESTDIR: no sysroot for it); no camera here, so it

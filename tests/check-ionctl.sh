@@ -3,10 +3,13 @@
 #
 # ionctl's behaviour and exit statuses (0 success, 1 a runtime failure or
 # a "no", 2 a usage error), on whatever heaps this machine has.
-# Usage: check-ionctl.sh IONCTL VERSION
+# Usage: check-ionctl.sh IONCTL VERSION SCHEMA PYTHON (PYTHON: one with
+# the jsonschema module, which every --json output is validated with)
 set -u
 ionctl=$1
 version=$2
+schema=$3
+python=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -41,13 +44,18 @@ has() {
 	fi
 }
 
-# json EXPR DESCRIPTION: $tmp/out parses as JSON and the Python
-# expression EXPR (over `d`) is true.
+# json EXPR DESCRIPTION: $tmp/out parses as JSON, is valid by
+# ionctl.schema.json, and the Python expression EXPR (over `d`) is true.
 json() {
 	checks=$((checks + 1))
-	if ! python3 -c 'import json, sys
+	if ! "$python" -c 'import json, sys, jsonschema
 d = json.load(open(sys.argv[1]))
-sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$1"; then
+try:
+    jsonschema.validate(d, json.load(open(sys.argv[3])))
+except jsonschema.ValidationError as e:
+    print("not as ionctl.schema.json says: %s at %s" % (e.message, list(e.absolute_path)))
+    sys.exit(1)
+sys.exit(0 if eval(sys.argv[2]) else 1)' "$tmp/out" "$1" "$schema"; then
 		echo "FAIL: $2: $1 is not true of:" >&2
 		head -c 2000 "$tmp/out" | sed 's/^/  /' >&2
 		failures=$((failures + 1))
@@ -86,13 +94,23 @@ expect 2 "pool with malformed --hints" -- pool --hints 8y1M
 
 # ---- the heaps here
 expect 0 "heaps" -- heaps && has out '^HEAP ' "heaps prints its table"
-expect 0 "heaps --json" -- heaps --json && json 'isinstance(d, list) and len(d) > 0' "heaps --json is a list"
+expect 0 "heaps --json" -- heaps --json && json 'len(d["heaps"]) > 0' "heaps --json lists the heaps"
 cp "$tmp/out" "$tmp/heaps.json"
 heap=$(python3 -c 'import json, sys
-heaps = [h for h in json.load(open(sys.argv[1])) if h["available"]]
+heaps = [h for h in json.load(open(sys.argv[1]))["heaps"] if h["available"]]
 print(heaps[0]["name"] if heaps else "")' "$tmp/heaps.json")
 [ -n "$heap" ] || { echo "FAIL: no available heap here" >&2; exit 1; }
 echo "an available heap: $heap"
+
+# Valid JSON whatever the bytes of a name: a heaps.d folder whose name
+# holds a control byte, DEL, a byte of no UTF-8 and a real UTF-8 letter
+# comes back in each heap attribute's source.
+odd=$(printf '%s/odd-\001-\177-\377-\303\050-\303\251' "$tmp")
+mkdir "$odd" && printf '[Heap %s]\nAliases = odd\n' "$heap" >"$odd/60-odd.conf"
+expect 0 "heaps --json with odd bytes in a source" -- --config-dir "$odd" heaps --json &&
+	json 'any("odd-\x01-\x7f-\xff-\xc3(-\xe9/60-odd.conf" in a["source"]
+	          for h in d["heaps"] for a in h["attributes"])' \
+		"every byte of a source comes back as a JSON string"
 
 # ---- --heap nosuch names the heaps that exist
 for cmd in "alloc --size 4K" "pool" "bench" "bench --pool"; do
@@ -157,8 +175,32 @@ expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --si
 	      d["stream"]["stream_hits"] + d["stream"]["stream_misses"] == 60)' \
 		"bench --pool --json: the stream's p50, p99, hits and misses"
 
+# --sizes with an empty item, a bad one, too many: refused once, clearly.
+expect 2 "bench --sizes 4K,,1M" -- bench --sizes 4K,,1M &&
+	has err '^ionctl bench: --sizes 4K,,1M: an empty size$' "an empty size is said" &&
+	checks=$((checks + 1)) && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+	{ echo "FAIL: --sizes 4K,,1M: not one line:" >&2; cat "$tmp/err" >&2; failures=$((failures + 1)); }
+expect 2 "bench --sizes 4K,1X" -- bench --sizes 4K,1X && checks=$((checks + 1)) &&
+	[ "$(wc -l <"$tmp/err")" = 1 ] ||
+	{ echo "FAIL: --sizes 4K,1X: not one line:" >&2; cat "$tmp/err" >&2; failures=$((failures + 1)); }
+expect 2 "bench --sizes with 17 sizes" -- bench --sizes 1K,2K,3K,4K,5K,6K,7K,8K,9K,10K,11K,12K,13K,14K,15K,16K,17K &&
+	has err 'at most 16 sizes' "too many sizes is said"
+
+# Progress: on a terminal's stderr only (script(1) gives it one).
+if command -v script >/dev/null; then
+	IONCTL_PROGRESS_AFTER=0 script -qec "'$ionctl' bench --solve --devices 16 --rounds 1" \
+		/dev/null >"$tmp/out" 2>&1
+	has out 'ionctl bench: --solve, 4 devices\.\.\.' "bench shows progress on a terminal"
+	IONCTL_PROGRESS_AFTER=0 "$ionctl" bench --solve --devices 16 --rounds 1 >/dev/null 2>"$tmp/err"
+	checks=$((checks + 1))
+	if grep -q 'ionctl bench: --solve,' "$tmp/err"; then
+		echo "FAIL: progress where stderr is no terminal" >&2
+		failures=$((failures + 1))
+	fi
+fi
+
 # ---- devices, solve, check
-expect 0 "devices --json" -- devices --json && json 'isinstance(d, list)' "devices --json is a list"
+expect 0 "devices --json" -- devices --json && json 'isinstance(d["devices"], list)' "devices --json lists the devices"
 # A device that does not exist: -ENODEV, said with the path asked for
 # (the library logs it only at debug priority: it is no error to a
 # caller that probes).
@@ -170,7 +212,15 @@ expect 1 "alloc for no such device" -- alloc --size 4K --for /dev/nosuch-device 
 		"alloc names the missing device"
 expect 1 "devices of no such device" -- devices /sys/devices/nosuch-device &&
 	has err '^ionctl devices: no device /sys/devices/nosuch-device: ' \
-		"devices names the missing device"
+		"devices names the missing device" &&
+	has err '^ionctl devices: the devices here:' "and lists those there are"
+# getopt's own complaints name the command; a --sysroot that is not there
+# is an error, not a machine with nothing on it.
+expect 2 "an unknown option" -- heaps --nosuch-option &&
+	has err "^ionctl heaps: unrecognized option '--nosuch-option'" "getopt's message names the command"
+expect 1 "a --sysroot that does not exist" -- --sysroot /nonexistent/root heaps &&
+	has err '^ionctl heaps: --sysroot /nonexistent/root: No such file or directory$' \
+		"a missing sysroot is said"
 # --constraints: another process's, the DEVICEs left out.  Heaps=nosuch
 # excludes every heap, and memfd is out for any device: each verdict is
 # the remote device's.

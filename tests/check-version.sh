@@ -3,13 +3,13 @@
 #
 # One version, said everywhere it is said: meson.build's project(), the
 # header's LIBION_VERSION_* (also checked when meson configures), the
-# top entry of NEWS, and, given a build, libion.pc's Version and the
-# library's file name.
+# top entry of NEWS, debian/changelog's top entry, and, given a build,
+# libion.pc's Version and the library's file name.
 #
 # Usage: check-version.sh SOURCE_ROOT [BUILD_DIR] [--release]
 # --release adds what a tag needs (README, "Releasing"): NEWS's top entry
-# dated (YYYY-MM-DD), not "unreleased"; a clean git tree; no tag
-# vVERSION yet.
+# dated (YYYY-MM-DD), not "unreleased"; debian/changelog's entry not
+# UNRELEASED; a clean git tree; no tag vVERSION yet.
 set -eu
 src=$1
 shift
@@ -42,6 +42,19 @@ news_version=$(echo "$top" | cut -d' ' -f2)
 	fail "NEWS's top entry is '$top', not libion $version"
 echo "NEWS: $top"
 
+# debian/changelog: a native package, its version the project's; while
+# NEWS says "unreleased", the distribution is UNRELEASED.
+deb=$(sed -n '1s/^libion (\([^)]*\)) \([^;]*\);.*/\1 \2/p' "$src/debian/changelog")
+deb_version=${deb%% *}
+deb_dist=${deb#* }
+[ "$deb_version" = "$version" ] ||
+	fail "debian/changelog's top entry is '$deb_version', not $version (dch -v $version)"
+case $top in
+*unreleased*) [ "$deb_dist" = UNRELEASED ] ||
+	fail "NEWS says unreleased, debian/changelog says $deb_dist" ;;
+esac
+echo "debian/changelog: $deb_version $deb_dist"
+
 if [ -n "$build" ]; then
 	pc=$build/meson-private/libion.pc
 	pc_version=$(sed -n 's/^Version: //p' "$pc")
@@ -57,6 +70,8 @@ if [ "$release" = 1 ]; then
 	echo "$top" | grep -Eq "^libion $version \([0-9]{4}-[0-9]{2}-[0-9]{2}\)\$" ||
 		fail "NEWS: '$top' is not dated as 'libion $version (YYYY-MM-DD)'"
 	[ -z "$(git -C "$src" status --porcelain)" ] || fail "the git tree has uncommitted changes"
+	[ "$deb_dist" != UNRELEASED ] ||
+		fail "debian/changelog: UNRELEASED (dch -r, or set the distribution)"
 	! git -C "$src" rev-parse -q --verify "refs/tags/v$version" >/dev/null ||
 		fail "tag v$version exists already"
 	echo "ready to tag v$version"

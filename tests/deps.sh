@@ -15,10 +15,19 @@ build=(gcc g++ meson ninja-build pkg-config libdrm-dev libudev-dev)
 # groff-base, man-db: the man page test renders each page with warnings on
 # udev: udev.pc, which says where the udev rule is installed (its daemon
 #   is not started where invoke-rc.d's policy forbids it, as in containers)
-# python3: the tests read ionctl's and meson's JSON
+# python3: the tests read ionctl's and meson's JSON, and validate ionctl's
+# against its schema (python3-jsonschema)
+# GStreamer: the plugin (gst/) builds against the -dev packages; the
+#   tests run it with gst-launch-1.0/gst-inspect-1.0 (tools), videotestsrc
+#   (plugins-base), and in the 6.1 VM with v4l2src (plugins-good) and
+#   kmssink (plugins-bad)
+gst=(libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
+     gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad)
 # systemd: systemd-analyze, which verifies iond's units (nothing is started)
+# abigail-tools: the ABI baseline check (abidw, abidiff)
+# debhelper (dpkg-dev with it), lintian: the Debian packages' check
 test=(libcmocka-dev umockdev libumockdev-dev clang libclang-rt-14-dev groff-base man-db udev python3
-      systemd)
+      python3-jsonschema "${gst[@]}" systemd abigail-tools debhelper lintian)
 vm=(valgrind qemu-system-x86 busybox-static cpio bc flex bison libelf-dev
     libssl-dev xz-utils make linux-source-6.1 ca-certificates clang)
 # Cross builds run under qemu-user; the arm64 VM's kernel is cross-built

@@ -3,7 +3,9 @@
 #
 # The whole test suite, as CI runs it:
 #  1. installs the Debian packages it needs (tests/deps.sh);
-#  2. builds and runs the unit, host-integration and build tests;
+#  2. builds and runs the unit, host-integration and build tests (the
+#     build suite compares the ABI with abi/'s baseline), and builds the
+#     Debian packages and runs lintian on them (suite package);
 #  3. runs them again under valgrind, in a build without libdrm and
 #     libudev, in an ASan+UBSan build and in a ThreadSanitizer build;
 #  4. cross-builds for aarch64 and armhf with -Dwerror=true (cross/) and
@@ -53,6 +55,9 @@ meson compile -C "$build"
 
 step "unit, host and build tests"
 mtest "$build" --suite unit --suite host --suite build || failed=1
+
+step "Debian packages (dpkg-buildpackage, lintian) from a copy of the tree"
+mtest "$build" --suite package || failed=1
 
 step "the same under valgrind"
 mtest "$build" --setup valgrind --suite unit --suite host || failed=1

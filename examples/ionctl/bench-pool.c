@@ -342,8 +342,10 @@ int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 
 	if (!ctx)
 		return IONCTL_NO;
-	if (json)
-		printf("{\"rows\": [");
+	if (json) {
+		ionctl_json_begin("bench");
+		printf(", \"mode\": \"pool\", \"rows\": [");
+	}
 	else
 		printf("%-16s %7s %10s %9s %8s %8s %10s %11s %11s %7s\n", "HEAP", "SIZE",
 		       "raw p50", "raw p99", "hit p50", "hit p99", "recycle50", "touch raw", "touch pool",

@@ -178,10 +178,14 @@ static int clients(const char *path, const char *heap, size_t len, unsigned int 
 		p50 = ionctl_pct(all, n * CLIENT_CALLS, 50);
 		p99 = ionctl_pct(all, n * CLIENT_CALLS, 99);
 		if (json)
-			printf(", \"clients\": {\"n\": %u, \"heap\": \"%s\", \"size\": %zu, "
-			       "\"p50_ns\": %.0f, \"p99_ns\": %.0f, \"p99_over_p50\": %.2f, "
-			       "\"slowest_rate_over_mean\": %.2f, \"fastest_rate_over_mean\": %.2f}",
-			       n, heap, len, p50, p99, p99 / p50, lo / mean, hi / mean);
+		{
+			printf(", \"clients\": {\"n\": %u, \"heap\": ", n);
+			ionctl_json_string(heap);
+			printf(", \"size\": %zu, \"p50_ns\": %.0f, \"p99_ns\": %.0f, "
+			       "\"p99_over_p50\": %.2f, \"slowest_rate_over_mean\": %.2f, "
+			       "\"fastest_rate_over_mean\": %.2f}",
+			       len, p50, p99, p99 / p50, lo / mean, hi / mean);
+		}
 		else
 			printf("%u clients at once, %s %zu: p50 %.0f ns, p99 %.0f ns (%.2f x); "
 			       "slowest client %.2f x the mean rate, fastest %.2f x\n", n, heap, len,
@@ -282,10 +286,12 @@ int ionctl_bench_service(const char *socket_path, const char *iond, const char *
 			stop_iond(pid, dir);
 		return ionctl_fail("bench", b.sock < 0 ? b.sock : -ENOMEM, "iond at %s", socket_path);
 	}
-	if (json)
-		printf("{\"rows\": [");
-	else
+	if (json) {
+		ionctl_json_begin("bench");
+		printf(", \"mode\": \"service\", \"rows\": [");
+	} else {
 		printf("%-22s %10s %14s %14s %7s\n", "HEAP", "SIZE", "direct ns", "iond ns", "ratio");
+	}
 	n = ion_ctx_get_heap_count(b.ctx);
 	for (int i = 0; i < n; i++) {
 		const struct ion_heap *h;
@@ -306,10 +312,11 @@ int ionctl_bench_service(const char *socket_path, const char *iond, const char *
 		printf("\n]");
 	if (n_clients && first && clients(socket_path, first, sizes[0], n_clients, json) < 0)
 		b.failed++;
-	if (json)
-		printf(", \"iond_rss_kb_idle\": %ld, \"iond_rss_kb_after\": %ld}\n", idle,
+	if (json) {
+		printf(", \"iond_rss_kb_idle\": %ld, \"iond_rss_kb_after\": %ld", idle,
 		       pid > 0 ? rss_kb(pid) : -1L);
-	else if (pid > 0)
+		ionctl_json_end();
+	} else if (pid > 0)
 		printf("iond resident memory: %ld KiB idle, %ld KiB after the run\n", idle, rss_kb(pid));
 	close(b.sock);
 	free(b.store);

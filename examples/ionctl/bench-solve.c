@@ -336,7 +336,8 @@ static void print_solve(int json, unsigned int n_devices, double context_ns,
 		pool99 = ionctl_pct(l->pooled, l->n_pooled, 99);
 	}
 	if (json) {
-		printf("{\"devices\": %u, \"context_ns\": %.0f, \"solve_ns\": {\"1\": %.1f, "
+		ionctl_json_begin("bench");
+		printf(", \"mode\": \"solve\", \"devices\": %u, \"context_ns\": %.0f, \"solve_ns\": {\"1\": %.1f, "
 		       "\"4\": %.1f, \"16\": %.1f}, \"alloc_ratio\": ",
 		       n_devices, context_ns, solve_ns[0], solve_ns[1], solve_ns[2]);
 		if (ra == 0)
@@ -420,8 +421,10 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 		r = new_ctx(&t, &ctx);
 	if (r == 0 && (r = ion_ctx_get_device_count(ctx)) >= 0)
 		r = (unsigned int)r >= n_devices ? 0 : -ENODEV;
-	for (size_t i = 0; r == 0 && i < 3; i++)
+	for (size_t i = 0; r == 0 && i < 3; i++) {
+		ionctl_progress("bench", "--solve, %u devices...", counts[i]);
 		r = time_solve(ctx, counts[i], rounds, &solve_ns[i]);
+	}
 	ion_ctx_unref(ctx);
 	remove_tree(t.root);
 	if (r < 0) {
@@ -434,6 +437,7 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 		free(l);
 		return IONCTL_NO;
 	}
+	ionctl_progress("bench", "--solve, allocations for a device set...");
 	ra = pick_set(ctx, specs, n_specs, &a);
 	if (ra == 0)
 		ra = time_alloc(ctx, &a, rounds);
@@ -448,6 +452,7 @@ int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 	} else if (rl == 0) {
 		rl = ra;
 	}
+	ionctl_progress_done();
 	print_solve(json, n_devices, context_ns, solve_ns, &a, ra, l, rl);
 	ion_solution_unref(a.solution);
 	ion_alloc_config_free(a.config);

@@ -114,6 +114,27 @@ static int usage(void)
 	return 0;
 }
 
+/* Why a heap refused a length: the solver's words when it can never give
+ * so much ("at most 64M (MaxSize, FILE:LINE)"). */
+static void say_why_not(struct ion_ctx *ctx, const struct ion_heap *heap, size_t len)
+{
+	struct ion_alloc_config *config = NULL;
+	struct ion_solution *sol = NULL;
+	const struct ion_device *dev;
+	const struct ion_heap *h;
+	const char *reason;
+
+	if (ion_alloc_config_new(&config) == 0 && ion_alloc_config_set_size(config, len) == 0 &&
+	    ion_alloc_config_set_heap(config, ion_heap_get_name(heap)) == 0 &&
+	    ion_ctx_solve(ctx, config, &sol) == 0)
+		for (int i = 0; i < ion_solution_get_rejection_count(sol); i++)
+			if (ion_solution_get_rejection(sol, (unsigned int)i, &h, &dev, &reason) == 0 &&
+			    h == heap)
+				fprintf(stderr, "ionctl alloc: %s\n", reason);
+	ion_solution_unref(sol);
+	ion_alloc_config_free(config);
+}
+
 /* One buffer's line of the report, as text or as JSON. */
 static void report(int json, size_t i, const struct ion_heap *heap, size_t asked,
 		   size_t size, pid_t pid, int err)
@@ -235,8 +256,10 @@ int ionctl_alloc(int argc, char **argv)
 		ion_ctx_unref(ctx);
 		return IONCTL_NO;
 	}
-	if (json)
-		printf("{\"buffers\": [");
+	if (json) {
+		ionctl_json_begin("alloc");
+		printf(", \"buffers\": [");
+	}
 	for (size_t i = 0; i < count && r == 0; i++) {
 		unsigned int seed = (unsigned int)i * 31 + 7;
 		size_t size = 0;
@@ -250,6 +273,8 @@ int ionctl_alloc(int argc, char **argv)
 		if (r < 0) {
 			ionctl_fail("alloc", r, "%zu bytes from %s", len,
 				    heap ? ion_heap_get_name(heap) : "the devices' heaps");
+			if (r == -ENOMEM && !sol)
+				say_why_not(ctx, heap, len);
 			report(json, i, sol ? NULL : heap, len, 0, 0, r);
 			break;
 		}
@@ -266,8 +291,10 @@ int ionctl_alloc(int argc, char **argv)
 			ionctl_fail("alloc", r, "buffer %zu from %s", i, ion_heap_get_name(heap));
 		report(json, i, heap, len, size, pid, r);
 	}
-	if (json)
-		printf("\n]}\n");
+	if (json) {
+		printf("\n]");
+		ionctl_json_end();
+	}
 	ion_solution_unref(sol);
 	ion_ctx_unref(ctx);
 	return r < 0 ? IONCTL_NO : 0;

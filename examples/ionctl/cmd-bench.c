@@ -135,7 +135,9 @@ static void bench_raw(struct bench *b, const struct ion_heap *h,
 
 		snprintf(size, sizeof(size), sizes[i] >= (1 << 20) ? "%zuM" : "%zuK",
 			 sizes[i] >= (1 << 20) ? sizes[i] >> 20 : sizes[i] >> 10);
+		ionctl_progress("bench", "%s, %s...", ion_heap_get_name(h), size);
 		r = measure(b, sizes[i], ns);
+		ionctl_progress_done();
 		raw_ns = ns[RAW];
 		lib_ns = ns[COMPAT];
 		ctx_ns = ns[CTX];
@@ -210,17 +212,30 @@ static void bench_heap(struct bench *b, const struct ion_heap *h,
 	}
 }
 
+/* "4K,64K,1M": at most 16 sizes, none empty; an error said once. */
 static int parse_sizes(const char *arg, size_t *sizes, size_t *n)
 {
-	char *copy = strdup(arg), *save = NULL;
-	int r = 0;
+	const char *p = arg;
 
 	*n = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && r == 0;
-	     t = strtok_r(NULL, ",", &save))
-		r = *n < 16 ? ionctl_parse_size("bench", t, &sizes[(*n)++]) : -E2BIG;
-	free(copy);
-	return *n ? r : -EINVAL;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char item[32];
+
+		if (len == 0 || len >= sizeof(item) || *n == 16) {
+			ionctl_usage_error("bench", "--sizes %s: %s", arg,
+					   *n == 16 ? "at most 16 sizes" :
+					   len ? "a size too long" : "an empty size");
+			return -EINVAL;
+		}
+		memcpy(item, p, len);
+		item[len] = '\0';
+		if (ionctl_parse_size("bench", item, &sizes[(*n)++]) < 0)
+			return -EINVAL;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
 }
 
 int ionctl_bench(int argc, char **argv)
@@ -264,7 +279,7 @@ int ionctl_bench(int argc, char **argv)
 			break;
 		case 's':
 			if (parse_sizes(optarg, sizes, &n_sizes) < 0)
-				return ionctl_usage_error("bench", "invalid --sizes '%s'", optarg);
+				return IONCTL_USAGE; /* said why */
 			break;
 		case 'r':
 			if (ionctl_parse_u64(optarg, &v) < 0 || v == 0 || v > 100000)
@@ -399,9 +414,10 @@ int ionctl_bench(int argc, char **argv)
 		ion_ctx_unref(ctx);
 		return ionctl_fail("bench", b.client, "ion_open");
 	}
-	if (json)
-		printf("{\"rows\": [");
-	else
+	if (json) {
+		ionctl_json_begin("bench");
+		printf(", \"mode\": \"raw\", \"rows\": [");
+	} else
 		printf("%-22s %-9s %-11s %5s %14s %14s %7s %14s %7s\n", "HEAP", "BACKEND",
 		       "RAW CALL", "SIZE", "raw ns/call", "ion_alloc_fd", "ratio", "ion_ctx_alloc",
 		       "ratio");

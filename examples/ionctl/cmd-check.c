@@ -9,21 +9,44 @@
 
 #include "ionctl.h"
 
-/* The library's problems with the files, as "file:line: message". */
-static void print_problem(struct ion_ctx *ctx, int priority, const char *file,
+/* What discovery says of the folders themselves (more than it reads);
+ * the files' own problems come from print_problems(). */
+static void print_warning(struct ion_ctx *ctx, int priority, const char *file,
 			  int line, const char *fn, const char *format, va_list args)
 	__attribute__((format(printf, 6, 0)));
-static void print_problem(struct ion_ctx *ctx, int priority, const char *file,
+static void print_warning(struct ion_ctx *ctx, int priority, const char *file,
 			  int line, const char *fn, const char *format, va_list args)
 {
 	(void)ctx;
 	(void)file;
 	(void)line;
-	(void)fn;
-	if (priority > LOG_ERR)
+	if (priority > LOG_WARNING || strcmp(fn, ION_LOG_CONF_FN) == 0)
 		return;
 	vfprintf(stderr, format, args);
 	fputc('\n', stderr);
+}
+
+/* The problems the files had, as "file:line: message", from the parser
+ * itself (other errors discovery logs are no file's). */
+static int print_problems(struct ion_ctx *ctx, int errors)
+{
+	for (int i = 0; i < errors; i++) {
+		const char *file, *message;
+		unsigned int line;
+		int r = ion_ctx_get_config_error(ctx, (unsigned int)i, &file, &line, &message);
+
+		if (r == -ENOMEM) {
+			fprintf(stderr, "(a problem not kept: out of memory)\n");
+			continue;
+		}
+		if (r < 0)
+			return r;
+		if (line)
+			fprintf(stderr, "%s:%u: %s\n", file, line, message);
+		else
+			fprintf(stderr, "%s: %s\n", file, message);
+	}
+	return 0;
 }
 
 int ionctl_check(int argc, char **argv)
@@ -62,7 +85,8 @@ int ionctl_check(int argc, char **argv)
 		free(path);
 		return IONCTL_NO;
 	}
-	ion_ctx_set_log_fn(ctx, print_problem);
+	ion_ctx_set_log_fn(ctx, print_warning);
+	ion_ctx_set_log_priority(ctx, LOG_WARNING);
 	if (path && ion_ctx_set_heaps_path(ctx, path) < 0) {
 		free(path);
 		ion_ctx_unref(ctx);
@@ -71,6 +95,8 @@ int ionctl_check(int argc, char **argv)
 	free(path);
 	files = ion_ctx_get_config_file_count(ctx);
 	errors = ion_ctx_get_config_error_count(ctx);
+	if (files >= 0 && errors > 0)
+		errors = print_problems(ctx, errors) < 0 ? -EIO : errors;
 	ion_ctx_unref(ctx);
 	if (files < 0 || errors < 0)
 		return ionctl_fail("check", files < 0 ? files : errors, "cannot read the files");

@@ -121,8 +121,10 @@ int ionctl_devices(int argc, char **argv)
 		ion_ctx_unref(ctx);
 		return IONCTL_NO;
 	}
-	if (json)
-		putchar('[');
+	if (json) {
+		ionctl_json_begin("devices");
+		printf(", \"devices\": [");
+	}
 	for (int i = 0; i < n; i++) {
 		if (json) {
 			printf("%s\n  ", i ? "," : "");
@@ -131,9 +133,10 @@ int ionctl_devices(int argc, char **argv)
 			ionctl_print_device_text(devices[i], "");
 		}
 	}
-	if (json)
-		printf("\n]\n");
-	else if (n == 0)
+	if (json) {
+		printf("\n]");
+		ionctl_json_end();
+	} else if (n == 0)
 		printf("no devices found\n");
 	ionctl_put_devices(devices, n);
 	ion_ctx_unref(ctx);

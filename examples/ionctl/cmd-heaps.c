@@ -84,9 +84,10 @@ int ionctl_heaps(int argc, char **argv)
 		ion_ctx_unref(ctx);
 		return ionctl_fail("heaps", n, "discovery failed");
 	}
-	if (json)
-		printf("[");
-	else
+	if (json) {
+		ionctl_json_begin("heaps");
+		printf(", \"heaps\": [");
+	} else
 		printf("%-22s %3s  %-9s %-24s %-22s %s\n", "HEAP", "ID", "BACKEND",
 		       "NODE", "PROPERTIES", "STATUS");
 	for (int i = 0; i < n; i++) {
@@ -99,8 +100,10 @@ int ionctl_heaps(int argc, char **argv)
 		else
 			print_row(h);
 	}
-	if (json)
-		printf("\n]\n");
+	if (json) {
+		printf("\n]");
+		ionctl_json_end();
+	}
 	ion_ctx_unref(ctx);
 	return 0;
 }

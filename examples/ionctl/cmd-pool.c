@@ -57,7 +57,8 @@ static void print_stats(const struct ion_pool *pool, const char *what, int trimm
 			int json)
 {
 	if (json) {
-		printf("{\"pool\": ");
+		ionctl_json_begin("pool");
+		printf(", \"pool\": ");
 		ionctl_json_string(what);
 		for (int k = 0; k < ION_POOL_STAT_COUNT; k++)
 			printf(", \"%s\": %llu", stat_names[k], ion_pool_get_stat(pool, k));
@@ -105,8 +106,10 @@ static void print_board_pools(struct ion_ctx *ctx, int json)
 			shown++;
 		}
 	}
-	if (json)
-		printf("]}\n");
+	if (json) {
+		putchar(']');
+		ionctl_json_end();
+	}
 }
 
 /* What the command line asked for. */

@@ -33,13 +33,17 @@ static void service_usage(FILE *out)
 		     "service's reason and exits 1.\n", IOND_SOCKET_PATH);
 }
 
-/* "kind k=v k=v" lines as JSON objects, digits as numbers. */
-static void print_json_lines(const char *data)
+/* "kind k=v k=v" lines as JSON objects, digits as numbers, in ionctl's
+ * one object: {"version": 1, "command": "service", "request": ..., "entries": [...]}. */
+static void print_json_lines(const char *request, const char *data)
 {
 	const char *line = data;
 	int first = 1;
 
-	printf("[");
+	ionctl_json_begin("service");
+	printf(", \"request\": ");
+	ionctl_json_string(request);
+	printf(", \"entries\": [");
 	while (*line) {
 		size_t len = strcspn(line, "\n");
 		char *copy = strndup(line, len), *save = NULL, *tok;
@@ -67,7 +71,8 @@ static void print_json_lines(const char *data)
 		free(copy);
 		line += len + (line[len] == '\n');
 	}
-	printf("\n]\n");
+	printf("\n]");
+	ionctl_json_end();
 }
 
 static int call(const char *cmd, const char *path, const struct iond_request *req,
@@ -128,6 +133,10 @@ static int do_alloc(const char *path, struct iond_request *req, char **devs, int
 		return 1;
 	}
 	req->constraints = text;
+	if (json) {
+		ionctl_json_begin("service");
+		printf(", \"request\": \"alloc\", \"buffers\": [");
+	}
 	for (; got < count; got++) {
 		struct iond_reply reply;
 
@@ -136,15 +145,19 @@ static int do_alloc(const char *path, struct iond_request *req, char **devs, int
 			break;
 		}
 		if (json)
-			printf("{\"id\": %" PRIu64 ", \"size\": %" PRIu64 ", \"data\": ", reply.id,
-			       reply.size);
+			printf("%s\n  {\"id\": %" PRIu64 ", \"size\": %" PRIu64 ", \"data\": ",
+			       got ? "," : "", reply.id, reply.size);
 		else
 			printf("buffer %" PRIu64 ": %" PRIu64 " bytes, %s", reply.id, reply.size,
 			       reply.data);
 		if (json) {
 			ionctl_json_string(reply.data);
-			printf("}\n");
+			printf("}");
 		}
+	}
+	if (json) {
+		printf("\n]");
+		ionctl_json_end();
 	}
 	for (unsigned int i = 0; i < got; i++)
 		close(fds[i]);
@@ -208,7 +221,7 @@ int ionctl_service(int argc, char **argv)
 			req.flags = 0;
 		ret = call("service", path, &req, &reply, store, NULL) < 0 ? 1 : 0;
 		if (ret == 0 && json)
-			print_json_lines(reply.data);
+			print_json_lines(argv[optind], reply.data);
 		else if (ret == 0)
 			fputs(reply.data, stdout);
 	} else {

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "ionctl.h"
 
@@ -135,7 +137,8 @@ static void print_json(struct ion_ctx *ctx, const struct solve_args *a,
 	int n = ion_solution_get_heap_count(sol);
 	int nr = ion_solution_get_rejection_count(sol);
 
-	printf("{\"heap\": ");
+	ionctl_json_begin("solve");
+	printf(", \"heap\": ");
 	ionctl_json_string(n > 0 ? ion_heap_get_name(ion_solution_get_heap(sol, 0)) : NULL);
 	printf(", \"size\": %zu, \"candidates\": [", ion_solution_get_size(sol));
 	for (int i = 0; i < n; i++) {
@@ -172,7 +175,8 @@ static void print_json(struct ion_ctx *ctx, const struct solve_args *a,
 		ionctl_json_string(reason);
 		putchar('}');
 	}
-	printf("]}\n");
+	putchar(']');
+	ionctl_json_end();
 }
 
 static void print_text(const struct ion_solution *sol)
@@ -251,6 +255,41 @@ int ionctl_solve(int argc, char **argv)
 	return run("solve", argc, argv, 1, print_solve);
 }
 
+/* The terminal's width when stdout is one, else 0: do not wrap. */
+static int columns(void)
+{
+	struct winsize ws;
+
+	if (!isatty(STDOUT_FILENO) || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) < 0 || ws.ws_col < 40)
+		return 0;
+	return ws.ws_col;
+}
+
+/* prefix, then text in words, the lines after the first indented to
+ * hang under the text, none past width (0: one line). */
+static void print_wrapped(int width, const char *prefix, const char *text)
+{
+	int hang = (int)strlen(prefix), col = hang;
+
+	fputs(prefix, stdout);
+	while (*text) {
+		int len = (int)strcspn(text, " ");
+
+		if (col > hang && width && col + 1 + len > width) {
+			printf("\n%*s", hang, "");
+			col = hang;
+		} else if (col > hang) {
+			putchar(' ');
+			col++;
+		}
+		fwrite(text, 1, (size_t)len, stdout);
+		col += len;
+		text += len;
+		text += strspn(text, " ");
+	}
+	putchar('\n');
+}
+
 static void explain_heaps(struct ion_ctx *ctx)
 {
 	int n = ion_ctx_get_heap_count(ctx);
@@ -286,6 +325,7 @@ static void print_explain(struct ion_ctx *ctx, const struct solve_args *a,
 	int n = ion_solution_get_heap_count(sol);
 	int nr = ion_solution_get_rejection_count(sol);
 	int errors = ion_ctx_get_config_error_count(ctx);
+	int width = columns();
 
 	printf("1. Board files: %d read", nf);
 	for (int i = 0; i < nf; i++)
@@ -305,8 +345,15 @@ static void print_explain(struct ion_ctx *ctx, const struct solve_args *a,
 	}
 	explain_heaps(ctx);
 	printf("3. Devices, and what each needs:\n");
-	for (int i = 0; i < a->n; i++)
+	for (int i = 0; i < a->n; i++) {
+		const char *name = ion_device_get_name(devices[i]);
+		const char *node = ion_device_get_devnode(devices[i]);
+
+		/* What was asked for, and what it is: "vc4 is card1". */
+		if (strcmp(a->specs[i], name) != 0 && (!node || strcmp(a->specs[i], node) != 0))
+			printf("   %s is %s\n", a->specs[i], name);
 		ionctl_print_device_text(devices[i], "   ");
+	}
 	printf("4. Each heap's verdict, for %zu bytes%s:\n", ion_solution_get_size(sol),
 	       a->flags & ION_FLAG_CACHED ? ", cached" : "");
 	for (int i = 0; i < nr; i++) {
@@ -314,8 +361,12 @@ static void print_explain(struct ion_ctx *ctx, const struct solve_args *a,
 		const struct ion_device *d;
 		const char *reason;
 
-		if (ion_solution_get_rejection(sol, (unsigned int)i, &h, &d, &reason) == 0)
-			printf("   %-22s out: %s\n", ion_heap_get_name(h), reason);
+		if (ion_solution_get_rejection(sol, (unsigned int)i, &h, &d, &reason) == 0) {
+			char prefix[64];
+
+			snprintf(prefix, sizeof(prefix), "   %-22s out: ", ion_heap_get_name(h));
+			print_wrapped(width, prefix, reason);
+		}
 	}
 	for (int i = 0; i < n; i++)
 		printf("   %-22s fits every device (candidate %d)\n",

@@ -6,10 +6,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ionctl.h"
 
@@ -19,6 +21,7 @@ static const struct ionctl_cmd commands[] = {
 	{ "solve", "the heap for a set of devices, the candidates, what each excluded", ionctl_solve },
 	{ "explain", "every decision of a solve, step by step, with file:line", ionctl_explain },
 	{ "check", "validate heaps.d files", ionctl_check },
+	{ "record", "write what libion reads of this machine as a tree, or a draft board file", ionctl_record },
 	{ "alloc", "allocate, write, sync and share buffers with a child process", ionctl_alloc },
 	{ "pool", "make a pool, fill it, run buffers through it, show its statistics", ionctl_pool },
 	{ "bench", "time allocations: raw kernel call beside libion", ionctl_bench },
@@ -88,20 +91,42 @@ int ionctl_usage_error(const char *cmd, const char *format, ...)
 	return IONCTL_USAGE;
 }
 
+/* The length of the UTF-8 sequence at s, or 0 when it is none (a stray
+ * continuation byte, a truncated or overlong sequence, a surrogate). */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+
+	if (s[0] >= 0xf8 || (s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* Valid JSON whatever the bytes: controls, DEL and bytes of no UTF-8
+ * sequence become \u00XX (the byte's value as a code point). */
 void ionctl_json_string(const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+
 	if (!s) {
 		fputs("null", stdout);
 		return;
 	}
 	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
+	while (*p) {
+		size_t n = *p >= 0x80 ? utf8_len(p) : 1;
+
+		if (*p == '"' || *p == '\\')
+			printf("\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f || n == 0)
+			printf("\\u%04x", *p);
 		else
-			putchar(*s);
+			fwrite(p, 1, n, stdout);
+		p += n ? n : 1;
 	}
 	putchar('"');
 }
@@ -139,6 +164,28 @@ double ionctl_median(double *values, size_t n)
 	return values[n / 2];
 }
 
+/* "no device X", and the devices there are, so that a typo is seen. */
+static void say_no_device(const char *cmd, struct ion_ctx *ctx, const char *spec, int err)
+{
+	int n = ion_ctx_get_device_count(ctx);
+
+	ionctl_fail(cmd, err, "no device %s", spec);
+	if (err != -ENODEV || n < 0)
+		return;
+	fprintf(stderr, "ionctl %s: the devices here:%s", cmd, n ? "" : " none");
+	for (int i = 0; i < n; i++) {
+		struct ion_device *dev = NULL;
+
+		if (ion_ctx_get_device_at(ctx, (unsigned int)i, &dev) == 0)
+			fprintf(stderr, " %s%s%s%s", ion_device_get_name(dev),
+				ion_device_get_devnode(dev) ? " (" : "",
+				ion_device_get_devnode(dev) ? ion_device_get_devnode(dev) : "",
+				ion_device_get_devnode(dev) ? ")" : "");
+		ion_device_unref(dev);
+	}
+	fputc('\n', stderr);
+}
+
 int ionctl_get_devices(const char *cmd, struct ion_ctx *ctx, int argc,
 		       char **argv, struct ion_device ***ret_devices)
 {
@@ -150,7 +197,7 @@ int ionctl_get_devices(const char *cmd, struct ion_ctx *ctx, int argc,
 	for (int i = 0; i < argc && r == 0; i++) {
 		r = ion_ctx_get_device(ctx, argv[i], &devices[i]);
 		if (r < 0)
-			ionctl_fail(cmd, r, "no device %s", argv[i]);
+			say_no_device(cmd, ctx, argv[i], r);
 	}
 	if (r < 0) {
 		ionctl_put_devices(devices, argc);
@@ -203,6 +250,41 @@ int ionctl_fail(const char *cmd, int err, const char *format, ...)
 		fprintf(stderr, ": %s", strerror(err < 0 ? -err : err));
 	fputc('\n', stderr);
 	return 1;
+}
+
+static double started_ns, progress_after_ns = 2e9;
+static bool progress_shown;
+
+void ionctl_progress(const char *cmd, const char *format, ...)
+{
+	va_list args;
+
+	if (!isatty(STDERR_FILENO) || ionctl_now_ns() - started_ns < progress_after_ns)
+		return;
+	fprintf(stderr, "\r\033[Kionctl %s: ", cmd);
+	va_start(args, format);
+	vfprintf(stderr, format, args);
+	va_end(args);
+	fflush(stderr);
+	progress_shown = true;
+}
+
+void ionctl_progress_done(void)
+{
+	if (progress_shown)
+		fputs("\r\033[K", stderr);
+	progress_shown = false;
+}
+
+void ionctl_json_begin(const char *cmd)
+{
+	printf("{\"version\": %d, \"command\": ", IONCTL_JSON_VERSION);
+	ionctl_json_string(cmd);
+}
+
+void ionctl_json_end(void)
+{
+	printf("}\n");
 }
 
 struct ion_ctx *ionctl_ctx_new(const char *cmd)
@@ -349,6 +431,10 @@ int ionctl_default_heap(struct ion_ctx *ctx, const struct ion_heap **ret)
 
 int main(int argc, char **argv)
 {
+	started_ns = ionctl_now_ns();
+	/* IONCTL_PROGRESS_AFTER: seconds before progress shows (the tests' 0). */
+	if (secure_getenv("IONCTL_PROGRESS_AFTER"))
+		progress_after_ns = atof(secure_getenv("IONCTL_PROGRESS_AFTER")) * 1e9;
 	/* Global options come before the command. */
 	while (argc > 1 && argv[1][0] == '-' && argv[1][1] == '-' && argv[1][2]) {
 		const char **opt = strcmp(argv[1], "--sysroot") == 0 ? &ionctl_sysroot
@@ -380,7 +466,17 @@ int main(int argc, char **argv)
 		return help(argc - 1, argv + 1);
 	if (argv[1][0] == '-')
 		return ionctl_usage_error(argv[1], "unknown option (ionctl --help lists them)");
-	if (find_command(argv[1]))
-		return find_command(argv[1])->run(argc - 1, argv + 1);
+	/* A --sysroot that is not there would read as a machine with nothing
+	 * on it, and every answer would be wrong without a word. */
+	if (ionctl_sysroot && access(ionctl_sysroot, F_OK) < 0)
+		return ionctl_fail(argv[1], -errno, "--sysroot %s", ionctl_sysroot);
+	if (find_command(argv[1])) {
+		char name[64];
+
+		/* getopt's own messages then say "ionctl heaps: ...". */
+		snprintf(name, sizeof(name), "ionctl %s", argv[1]);
+		argv[1] = name;
+		return find_command(name + 7)->run(argc - 1, argv + 1);
+	}
 	return ionctl_usage_error(argv[1], "unknown command (ionctl --help lists them)");
 }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <ion/ion.h>
 
@@ -22,6 +23,7 @@ int ionctl_solve(int argc, char **argv);
 int ionctl_explain(int argc, char **argv);
 int ionctl_check(int argc, char **argv);
 int ionctl_pool(int argc, char **argv);
+int ionctl_record(int argc, char **argv);
 int ionctl_service(int argc, char **argv);
 
 /* Exit statuses: a "no" answer and runtime failures are 1, usage errors 2. */
@@ -40,6 +42,24 @@ struct ion_ctx *ionctl_ctx_new(const char *cmd);
 /* The global options, for subcommands that make contexts of their own. */
 extern const char *ionctl_sysroot;
 extern const char *ionctl_config_dir;
+/*
+ * Every --json output is one object, described by ionctl.schema.json:
+ * {"version": IONCTL_JSON_VERSION, "command": "heaps", ...}.
+ * ionctl_json_begin() prints it up to the command's name, the command
+ * adds its keys (each after ", "), ionctl_json_end() closes it.
+ */
+#define IONCTL_JSON_VERSION 1
+void ionctl_json_begin(const char *cmd);
+void ionctl_json_end(void);
+/*
+ * Progress on stderr, "ionctl CMD: what...", once a command has run for
+ * 2 s (IONCTL_PROGRESS_AFTER seconds), and only when stderr is a terminal
+ * (one line, rewritten in place);
+ * ionctl_progress_done() clears it before the command's last words.
+ */
+void ionctl_progress(const char *cmd, const char *format, ...)
+	__attribute__((format(printf, 2, 3)));
+void ionctl_progress_done(void);
 /* A JSON string (or null), escaped. */
 void ionctl_json_string(const char *s);
 /* {"key": ..., "value": ..., "source": ...}, after ", " unless index is 0. */
@@ -55,6 +75,11 @@ void ionctl_put_devices(struct ion_device **devices, int n);
 /* CLOCK_MONOTONIC in ns; the median of n values (sorts them). */
 double ionctl_now_ns(void);
 double ionctl_median(double *values, size_t n);
+/* ionctl record: the tree (cmd-record.c), the draft board file
+ * (cmd-record-draft.c); 0, a negative errno, or 1 when the draft has
+ * said why it failed. */
+int ionctl_record_tree(FILE *out, const char *sysroot);
+int ionctl_record_draft(FILE *out);
 /* ionctl bench --pool (bench-pool.c). */
 int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 		      unsigned int rounds, unsigned int stream_s, int json);

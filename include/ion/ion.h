@@ -167,6 +167,12 @@ int ion_import(int fd, int share_fd, ion_user_handle_t *handle);
  */
 int ion_sync_fd(int fd, int handle_fd);
 
+/*
+ * *cnt = how many heaps ion_query_get_heaps() reports (those with an
+ * Android id), as the kernel's ION_IOC_HEAP_QUERY counts them; 0, or a
+ * negative errno (-EINVAL for a NULL cnt; for an fd that is no client, as
+ * every call here), *cnt untouched then.
+ */
 int ion_query_heap_cnt(int fd, int *cnt);
 /*
  * buffers points to cnt struct ion_heap_data; as in Android (the kernel's

@@ -199,10 +199,15 @@ int ion_ctx_rescan(struct ion_ctx *ctx);
 /*
  * What heaps.d gave discovery: the [Board] sections that matched this
  * machine (name, and "file:line" of the section), the files read in the
- * order they were read, and how many problems the files had (each was
+ * order they were read, and the problems the files had (each was also
  * logged as "file:line: message" at LOG_ERR; a broken section is skipped
- * and the rest stands).  Counts are negative errnos on failure, from
- * discovery.  Strings live until a rescan replaces the set (see
+ * and the rest stands).  ion_ctx_get_config_error() gives the index-th
+ * problem: its file, its 1-based line (0: the file as a whole, e.g. one
+ * that could not be read) and its words, without the "file:line: "; it
+ * returns 0, -ENOENT past the last, -ENOMEM for a problem there was no
+ * memory to keep, or discovery's negative errno, and writes its
+ * out-parameters only on success.  Counts are negative errnos on failure,
+ * from discovery.  Strings live until a rescan replaces the set (see
  * ion_ctx_rescan()).  Since: 1.0
  */
 int ion_ctx_get_board_count(struct ion_ctx *ctx);
@@ -211,15 +216,23 @@ int ion_ctx_get_board(struct ion_ctx *ctx, unsigned int index,
 int ion_ctx_get_config_file_count(struct ion_ctx *ctx);
 const char *ion_ctx_get_config_file(struct ion_ctx *ctx, unsigned int index);
 int ion_ctx_get_config_error_count(struct ion_ctx *ctx);
+int ion_ctx_get_config_error(struct ion_ctx *ctx, unsigned int index,
+			     const char **ret_file, unsigned int *ret_line,
+			     const char **ret_message);
 
 /*
  * Logging.  Priorities are syslog's: LOG_ERR 3 ... LOG_DEBUG 7; messages
  * above the context's priority are not formatted at all.  ION_LOG (a
  * number or err, warning, info, debug) sets the default, else LOG_ERR.
- * The default handler writes to stderr.  Set the handler and priority
- * before sharing the context between threads; a handler must not call
- * back into its context.  Since: 1.0
+ * The default handler writes to stderr.  A problem in a heaps.d file (or
+ * a device's cookie) comes at LOG_ERR with fn ION_LOG_CONF_FN
+ * ("heaps.d"), file and line the file's own (line 0: the whole file) and
+ * the message "file:line: what"; ion_ctx_get_config_error() gives the
+ * heaps.d ones again afterwards.  Set the handler and priority before
+ * sharing the context between threads; a handler must not call back into
+ * its context.  Since: 1.0
  */
+#define ION_LOG_CONF_FN "heaps.d"
 typedef void (*ion_log_fn)(struct ion_ctx *ctx, int priority,
 			   const char *file, int line, const char *fn,
 			   const char *format, va_list args);

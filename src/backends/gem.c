@@ -270,7 +270,7 @@ static int add_device(struct ion_ctx *ctx, struct ion_registry *reg,
 		if (!tries[i])
 			continue;
 		node = tries[i];
-		fd = open_node(ctx->sysroot, node, &driver, &what, &why, &export);
+		fd = open_node(ion_ctx_sysroot(ctx), node, &driver, &what, &why, &export);
 		if (ion_errno_transient(fd))
 			return fd;
 		if (fd < 0)

@@ -397,7 +397,7 @@ static int iondev_probe(struct ion_ctx *ctx, struct ion_registry *reg)
 	if (!node)
 		return -ENOMEM;
 	/* The misc device "ion": a FIFO or a file there must not hang us. */
-	fd = ion_open_device_node(ctx->sysroot, node, O_RDONLY, "misc", "ion", &why);
+	fd = ion_open_device_node(ion_ctx_sysroot(ctx), node, O_RDONLY, "misc", "ion", &why);
 	if (fd < 0) {
 		r = fd;
 		if (r == -ENOENT || r == -ENOTDIR)

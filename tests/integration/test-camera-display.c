@@ -1126,7 +1126,8 @@ out:
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: test-camera-display [--device-video PATH] [--device-drm PATH] [-v]\n\n"
+	fprintf(f, "usage: test-camera-display [--device-video PATH] [--device-drm PATH]\n"
+		   "                           [--heaps-path DIR:...] [--expect-stride N] [-v]\n\n"
 		   "Captures a frame from a V4L2 camera (default: vivid's dma-contig instance)\n"
 		   "into a buffer the library allocates for the camera and a KMS display\n"
 		   "(default: vkms) together, scans it out with the display's writeback\n"
@@ -1134,7 +1135,10 @@ static void usage(FILE *f)
 		   "captured one; then shows the kernel refusing a buffer of a heap the\n"
 		   "solver rejected.  Exit status 0 when both hold, 1 otherwise, 77 when\n"
 		   "there is no such camera or display here.  On Linux 5.10, whose vkms frees\n"
-		   "the pages of the buffers it imports, nothing is scanned out.\n");
+		   "the pages of the buffers it imports, nothing is scanned out.\n"
+		   "--heaps-path reads these heaps.d folders instead of the defaults (a\n"
+		   "PitchAlignment fixture beside the board's files); --expect-stride fails\n"
+		   "unless the frames' rows are laid out N bytes apart.\n");
 }
 
 int main(int argc, char **argv)
@@ -1142,11 +1146,14 @@ int main(int argc, char **argv)
 	static const struct option options[] = {
 		{ "device-video", required_argument, NULL, 'V' },
 		{ "device-drm", required_argument, NULL, 'D' },
+		{ "heaps-path", required_argument, NULL, 'P' },
+		{ "expect-stride", required_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *video_spec = NULL, *drm_spec = NULL;
+	const char *video_spec = NULL, *drm_spec = NULL, *heaps_path = NULL;
+	unsigned long expect_stride = 0;
 	struct ion_ctx *ctx = NULL;
 	struct ion_device *camera_dev = NULL, *display_dev = NULL;
 	struct image frames[N_CAPTURE] = { 0 }, wb = { 0 };
@@ -1166,6 +1173,12 @@ int main(int argc, char **argv)
 		case 'D':
 			drm_spec = optarg;
 			break;
+		case 'P':
+			heaps_path = optarg;
+			break;
+		case 'S':
+			expect_stride = strtoul(optarg, NULL, 10);
+			break;
 		case 'v':
 			verbose = 1;
 			break;
@@ -1183,6 +1196,10 @@ int main(int argc, char **argv)
 	}
 	if ((r = ion_ctx_new(NULL, &ctx)) < 0)
 		return fail("ion_ctx_new: %s", strerror(-r));
+	if (heaps_path && (r = ion_ctx_set_heaps_path(ctx, heaps_path)) < 0) {
+		ion_ctx_unref(ctx);
+		return fail("ion_ctx_set_heaps_path: %s", strerror(-r));
+	}
 	r = find_camera(ctx, video_spec, &camera_dev);
 	r = r ?: find_display(ctx, drm_spec, &display_dev);
 	if (r)
@@ -1210,6 +1227,13 @@ int main(int argc, char **argv)
 		r = r ?: explain_choice(ctx, pair, 2, &frames[0], names);
 		if (r)
 			goto out;
+	}
+	/* A PitchAlignment from a heaps.d file reaches the layout, and the
+	 * camera and the display below must take the rows that far apart. */
+	if (expect_stride && frames[0].stride != expect_stride) {
+		r = fail("the frame's rows are %u bytes apart, not %lu", frames[0].stride,
+			 expect_stride);
+		goto out;
 	}
 	for (int i = 1; i < N_CAPTURE; i++)
 		if (frames[i].heap != frames[0].heap || frames[i].stride != frames[0].stride) {

@@ -255,6 +255,58 @@ static void test_heaps_paths_array(void **state)
 	assert_null(ion_ctx_unref(ctx));
 }
 
+/* The heaps.d problems, as data: what ionctl check prints. */
+static int conf_log_lines;
+static void conf_log(struct ion_ctx *ctx, int priority, const char *file,
+		     int line, const char *fn, const char *format, va_list args)
+{
+	(void)ctx;
+	(void)format;
+	(void)args;
+	if (strcmp(fn, ION_LOG_CONF_FN) == 0) {
+		assert_int_equal(priority, LOG_ERR);
+		assert_non_null(strstr(file, "heaps/10-bad.conf"));
+		assert_true(line == 2 || line == 3);
+		conf_log_lines++;
+	}
+}
+
+static void test_config_errors(void **state)
+{
+	struct fake_root *r = *state;
+	const char *file = "untouched", *message = "untouched";
+	unsigned int line = 99;
+	struct ion_ctx *ctx;
+	char dir[128];
+
+	snprintf(dir, sizeof(dir), "%s/heaps", r->path);
+	mkdir_in(r->path, "heaps");
+	write_in(r->path, "heaps/10-bad.conf", "[Heap memfd]\nContigous = yes\nAliases\n");
+	write_in(r->path, "heaps/20-good.conf", "[Heap memfd]\nAliases = fine\n");
+	assert_int_equal(ion_ctx_new(r->path, &ctx), 0);
+	ion_ctx_set_log_fn(ctx, conf_log);
+	assert_int_equal(ion_ctx_set_heaps_path(ctx, dir), 0);
+	assert_int_equal(ion_ctx_get_config_error(NULL, 0, &file, &line, &message), -EINVAL);
+	assert_int_equal(ion_ctx_get_config_error(ctx, 0, NULL, &line, &message), -EINVAL);
+	assert_int_equal(ion_ctx_get_config_error_count(ctx), 2);
+	assert_int_equal(conf_log_lines, 2);
+	assert_int_equal(ion_ctx_get_config_error(ctx, 0, &file, &line, &message), 0);
+	assert_non_null(strstr(file, "heaps/10-bad.conf"));
+	assert_int_equal(line, 2);
+	assert_non_null(strstr(message, "Contigous"));
+	assert_null(strstr(message, "10-bad.conf")); /* the words alone */
+	assert_int_equal(ion_ctx_get_config_error(ctx, 1, &file, &line, &message), 0);
+	assert_int_equal(line, 3);
+	file = message = "untouched";
+	line = 99;
+	assert_int_equal(ion_ctx_get_config_error(ctx, 2, &file, &line, &message), -ENOENT);
+	assert_string_equal(file, "untouched");
+	assert_string_equal(message, "untouched");
+	assert_int_equal(line, 99);
+	assert_true(memfd_aliased(ctx, "fine"));
+	assert_null(ion_ctx_unref(ctx));
+}
+
 static int log_calls;
 static void count_log(struct ion_ctx *ctx, int priority, const char *file,
 		      int line, const char *fn, const char *format, va_list args)
@@ -353,6 +405,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_root_has_memfd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unusable_dma_heap_nodes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_heaps_paths_array, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_config_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ctx_arguments, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_log_handler_and_env, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_permission_hint, setup, teardown),

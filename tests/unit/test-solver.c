@@ -943,7 +943,7 @@ static struct ion_ctx *ctx_with_board(const struct heap_spec *spec)
 		if (h->id >= 0)
 			reg->by_id[h->id] = h;
 	}
-	atomic_store_explicit(&ctx->registry, reg, memory_order_release);
+	atomic_store_explicit(ion_ctx_registry_slot(ctx), reg, memory_order_release);
 	memset(&log_, 0, sizeof(log_));
 	return ctx;
 }
@@ -965,7 +965,7 @@ static struct ion_device *fake_device(struct ion_ctx *ctx, const char *name,
 	dev->constraint.device = dev->name;
 	parse_keys(&dev->constraint.props, keys);
 	dev->ctx = ion_ctx_ref(ctx);
-	dev->reg = ion_registry_ref(atomic_load(&ctx->registry));
+	dev->reg = ion_registry_ref(atomic_load(ion_ctx_registry_slot(ctx)));
 	return dev;
 }
 

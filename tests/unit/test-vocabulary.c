@@ -162,12 +162,61 @@ static void test_and(void **state)
 	assert_int_equal(and_text(ION_KEY_POOL, "1x4K", "2x4K", out), -EOPNOTSUPP);
 }
 
+/* How a heap meets requirements: the table's order picks the one a heap
+ * is told, and each key's words. */
+static void test_fit(void **state)
+{
+	struct ion_conf_props p = { 0 };
+	struct ion_heap_view scattered = {
+		.name = "system", .kernel_name = "system", .cached = true,
+		.address_bits = 64, .alignment = 4096,
+	};
+	struct ion_heap_view cma = {
+		.name = "reserved", .kernel_name = "reserved", .contiguous = true,
+		.cached = true, .default_cma = true, .address_bits = 32, .alignment = 4096,
+	};
+	const struct ion_fit_who who = { "video0", NULL };
+	enum ion_conf_key key = ION_KEY_COUNT;
+	char *reason = NULL;
+
+	(void)state;
+	assert_int_equal(ion_props_fit(&p, &scattered, &who, &key, &reason), 0);
+	set(&p, ION_KEY_ALIGNMENT, "64K");
+	set(&p, ION_KEY_ADDRESS_BITS, "32");
+	set(&p, ION_KEY_CONTIGUOUS, "yes");
+	/* Three failures: Contiguous comes first in the table's order. */
+	assert_int_equal(ion_props_fit(&p, &scattered, &who, &key, NULL), 1);
+	assert_int_equal(key, ION_KEY_CONTIGUOUS);
+	assert_int_equal(ion_props_fit(&p, &scattered, &who, &key, &reason), 1);
+	assert_string_equal(reason, "video0 needs physically contiguous memory, and system is scattered");
+	free(reason);
+	/* The CMA heap fails only the alignment. */
+	assert_int_equal(ion_props_fit(&p, &cma, &who, &key, &reason), 1);
+	assert_int_equal(key, ION_KEY_ALIGNMENT);
+	assert_string_equal(reason, "video0 needs buffers aligned to 65536 bytes, and reserved aligns to 4096");
+	free(reason);
+	cma.alignment = 65536;
+	reason = NULL;
+	assert_int_equal(ion_props_fit(&p, &cma, &who, &key, &reason), 0);
+	assert_null(reason);
+	/* Heaps: by name, alias or "cma" for the kernel's default area. */
+	set(&p, ION_KEY_HEAPS, "cma");
+	assert_int_equal(ion_props_fit(&p, &cma, &who, &key, &reason), 0);
+	cma.default_cma = false;
+	assert_int_equal(ion_props_fit(&p, &cma, &who, &key, &reason), 1);
+	assert_int_equal(key, ION_KEY_HEAPS);
+	assert_string_equal(reason, "video0 takes only the heaps cma");
+	free(reason);
+	ion_conf_props_clear(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table),
 		cmocka_unit_test(test_getters),
 		cmocka_unit_test(test_and),
+		cmocka_unit_test(test_fit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

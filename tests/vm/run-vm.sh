@@ -106,7 +106,13 @@ list_libs() {
 	local interp
 	interp=$(readelf -lW "$1" 2>/dev/null |
 		sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')
-	[ -n "$interp" ] || return 1
+	if [ -z "$interp" ]; then
+		# A shared library (a GStreamer plugin that gets dlopen'ed) has
+		# no interpreter of its own: the host's ldd lists a native one's.
+		readelf -hW "$1" 2>/dev/null | grep -q 'Type: *DYN' || return 1
+		ldd "$1" 2>/dev/null
+		return
+	fi
 	case "$(readelf -hW "$1" | sed -n 's/^ *Machine: *//p')" in
 	AArch64) [ "$(uname -m)" = aarch64 ] || {
 		# (without the qemu-user test setup's preload, if it is set)
