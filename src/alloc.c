@@ -16,6 +16,7 @@
 #include "device.h"
 #include "fdinfo.h"
 #include "pool.h"
+#include "service.h"
 #include "solver.h"
 
 #define CACHE_FLAGS (ION_FLAG_CACHED | ION_FLAG_CACHED_NEEDS_SYNC)
@@ -159,7 +160,7 @@ static int heap_alloc(struct ion_ctx *ctx, struct ion_registry *reg,
 
 /* The one allocation loop: from the first of heaps (reg's) that has the
  * memory, req->len being page-rounded already. */
-static int alloc_from(struct ion_ctx *ctx, struct ion_registry *reg,
+static int alloc_local(struct ion_ctx *ctx, struct ion_registry *reg,
 		      const struct ion_request *req, const struct ion_heap *const *heaps,
 		      unsigned int n, int error, bool pooled, int *ret_fd,
 		      const struct ion_heap **ret_heap)
@@ -181,6 +182,18 @@ static int alloc_from(struct ion_ctx *ctx, struct ion_registry *reg,
 				heaps[i + 1]->name);
 	}
 	return r;
+}
+
+/* ... and where that fails for want of a heap this process was refused,
+ * through the allocation service (service-client.c). */
+static int alloc_from(struct ion_ctx *ctx, struct ion_registry *reg,
+		      const struct ion_request *req, const struct ion_heap *const *heaps,
+		      unsigned int n, int error, bool pooled, int *ret_fd,
+		      const struct ion_heap **ret_heap)
+{
+	int r = alloc_local(ctx, reg, req, heaps, n, error, pooled, ret_fd, ret_heap);
+
+	return r < 0 ? ion_service_alloc(ctx, reg, req, r, ret_fd, ret_heap) : r;
 }
 
 /* Solves on the stack where the registry is small, as it nearly always is. */

@@ -30,6 +30,7 @@ struct ion_ctx {
 
 	struct ion_pools pools;	/* mutable, with locks of their own */
 	struct ion_monitor *monitor; /* made on first ion_ctx_get_monitor_fd() */
+	char *service_path;	/* ion_ctx_set_service(): NULL default, "" off */
 };
 
 __attribute__((format(printf, 6, 0)))
@@ -148,6 +149,7 @@ ION_EXPORT struct ion_ctx *ion_ctx_unref(struct ion_ctx *ctx)
 	ion_pools_fini(&ctx->pools);
 	pthread_mutex_destroy(&ctx->discover_lock);
 	ion_strv_free(ctx->heaps_paths);
+	free(ctx->service_path);
 	free(ctx->sysroot);
 	free(ctx);
 	return NULL;
@@ -250,6 +252,24 @@ char *ion_ctx_unroot(const struct ion_ctx *ctx, const char *root, const char *re
 		return NULL;
 	}
 	return strdup(real[len] ? real + len : "/");
+}
+
+ION_EXPORT int ion_ctx_set_service(struct ion_ctx *ctx, const char *path)
+{
+	char *copy = NULL;
+
+	if (!ctx)
+		return -EINVAL;
+	if (path && !(copy = strdup(path)))
+		return -ENOMEM;
+	free(ctx->service_path);
+	ctx->service_path = copy;
+	return 0;
+}
+
+const char *ion_ctx_service_path(const struct ion_ctx *ctx)
+{
+	return ctx->service_path;
 }
 
 const char *ion_ctx_sysroot(const struct ion_ctx *ctx)

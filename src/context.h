@@ -18,7 +18,6 @@ struct ion_registry;
 struct ion_monitor;
 struct ion_pools;
 
-
 void ion_log(struct ion_ctx *ctx, int priority, const char *file, int line,
 	     const char *fn, const char *format, ...)
 	__attribute__((format(printf, 6, 7)));
@@ -52,6 +51,8 @@ void ion_ctx_unlock(struct ion_ctx *ctx, int state);
  * The context's parts that other layers keep or read.  The struct's body
  * stays in context.c: these are the only ways in.
  */
+/* ion_ctx_set_service()'s path: NULL (the default), "" (off), a socket. */
+const char *ion_ctx_service_path(const struct ion_ctx *ctx);
 /* The sysroot, "" for "/". */
 const char *ion_ctx_sysroot(const struct ion_ctx *ctx);
 /* The heaps.d folders set by ion_ctx_set_heaps_path[s](), NULL-terminated

@@ -8,8 +8,9 @@
 #     $(pkg-config --cflags --libs libion), then run it (exit 0; 77 would
 #     count as a skip);
 #     camera-display.c with libdrm too, which must skip (77) here;
-#  3. ionctl too, from a copy of its sources and of the top-level uapi/
-#     folder alone (no src/, no config.h): it uses nothing but the
+#  3. ionctl too, from a copy of its sources, of the top-level uapi/
+#     folder and of service/'s proto and client (the protocol it speaks)
+#     alone (no src/, no config.h): it uses nothing but the
 #     public API and the kernel's interfaces;
 #  4. dmabufheap-gralloc.c with $(pkg-config --cflags --libs
 #     libion-dmabufheap), as Android code builds.
@@ -86,9 +87,11 @@ else
 	echo "FAIL: dmabufheap-gralloc does not build or run out of tree" >&2
 fi
 
-# ionctl from its own sources and uapi/, nothing else of the tree.
-mkdir -p ionctl-src/ionctl
+# ionctl from its own sources, uapi/ and iond's protocol (service/'s
+# proto and client, which `ionctl service` speaks), nothing else of the tree.
+mkdir -p ionctl-src/ionctl ionctl-src/service
 cp "$src"/examples/ionctl/*.c "$src"/examples/ionctl/*.h ionctl-src/ionctl/
+cp "$src"/service/proto.[ch] "$src"/service/client.[ch] ionctl-src/service/
 cp -r "$src/uapi" ionctl-src/
 # (libdrm is the system's, not in DESTDIR: no sysroot for it)
 drm="-DHAVE_LIBDRM=0"
@@ -98,10 +101,10 @@ if grep -q '^Requires.private:.*libdrm' "$pc/libion.pc" &&
 fi
 # shellcheck disable=SC2046,SC2086
 if cc -std=gnu11 -D_GNU_SOURCE -Wall -Werror -Iionctl-src -o ionctl-out-of-tree \
-	ionctl-src/ionctl/*.c $(pkg-config --cflags --libs libion) $drm &&
+	ionctl-src/ionctl/*.c ionctl-src/service/*.c $(pkg-config --cflags --libs libion) $drm &&
 	./ionctl-out-of-tree heaps >/dev/null; then
 	passed=$((passed + 1))
-	echo "ok: ionctl builds from its sources, uapi/ and the installed library alone"
+	echo "ok: ionctl builds from its sources, uapi/, service/'s protocol and the installed library alone"
 else
 	failed=$((failed + 1))
 	echo "FAIL: ionctl does not build (or run) out of tree" >&2

@@ -140,12 +140,18 @@ if command -v clang >/dev/null; then
 	fuzz=${build}-fuzz
 	[ -d "$fuzz" ] || CC=clang meson setup "$fuzz" -Dfuzz=enabled -Dvm_tests=disabled \
 		-Dtests=enabled >/dev/null
-	meson compile -C "$fuzz" tests/fuzz/fuzz-heaps-conf tests/fuzz/fuzz-constraints >/dev/null
+	meson compile -C "$fuzz" tests/fuzz/fuzz-heaps-conf tests/fuzz/fuzz-constraints \
+		tests/fuzz/fuzz-iond >/dev/null
 	tests/fuzz/run-fuzz.sh "$fuzz/tests/fuzz/fuzz-heaps-conf" 30 || failed=1
 	# run-fuzz.sh seeds with board files: this one takes its own corpus.
 	fuzz_work=$(mktemp -d)
 	"$fuzz/tests/fuzz/fuzz-constraints" -max_total_time=30 -timeout=10 -rss_limit_mb=2048 \
 		-max_len=8192 -print_final_stats=1 "$fuzz_work" tests/fuzz/corpus-constraints || failed=1
+	rm -rf "$fuzz_work"
+	# iond's requests, replies and policy files, from their own seeds.
+	fuzz_work=$(mktemp -d)
+	"$fuzz/tests/fuzz/fuzz-iond" -max_total_time=30 -timeout=10 -rss_limit_mb=2048 \
+		-max_len=70000 -print_final_stats=1 "$fuzz_work" tests/fuzz/corpus-iond || failed=1
 	rm -rf "$fuzz_work"
 else
 	echo "clang not found: the fuzzers are not run"

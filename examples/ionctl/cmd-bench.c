@@ -19,6 +19,10 @@
 #include "bench-raw.h"
 #include "ionctl.h"
 
+#ifndef IOND_SOCKET_PATH
+#define IOND_SOCKET_PATH "/run/libion/iond.sock"
+#endif
+
 struct bench {
 	struct ion_ctx *ctx;	/* the context API's */
 	const char *heap;	/* the heap's name, for ion_ctx_alloc() */
@@ -247,6 +251,10 @@ int ionctl_bench(int argc, char **argv)
 		{ "devices", required_argument, NULL, 'd' },
 		{ "for", required_argument, NULL, 'f' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "service", no_argument, NULL, 'V' },
+		{ "socket", required_argument, NULL, 'k' },
+		{ "iond", required_argument, NULL, 'i' },
+		{ "clients", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -257,7 +265,9 @@ int ionctl_bench(int argc, char **argv)
 	struct ion_ctx *ctx;
 	unsigned int n_devices = 100;
 	char *specs[16];
-	int solve = 0, pool = 0, json = 0, n_specs = 0;
+	int solve = 0, pool = 0, json = 0, n_specs = 0, service = 0;
+	const char *socket_path = secure_getenv("ION_SERVICE"), *iond = NULL;
+	unsigned int n_clients = 0;
 	unsigned int stream_s = 10;
 	uint64_t v;
 	int c, n;
@@ -305,6 +315,20 @@ int ionctl_bench(int argc, char **argv)
 		case 'j':
 			json = 1;
 			break;
+		case 'V':
+			service = 1;
+			break;
+		case 'k':
+			socket_path = optarg;
+			break;
+		case 'i':
+			iond = optarg;
+			break;
+		case 'C':
+			if (ionctl_parse_u64(optarg, &v) < 0 || v > 1024)
+				return ionctl_usage_error("bench", "--clients takes 0 to 1024");
+			n_clients = (unsigned int)v;
+			break;
 		case 'h':
 			printf("usage: ionctl bench [--heap NAME] [--sizes 4K,1M,8M,32M]\n"
 			       "                    [--rounds 7] [--round-ms 100] [--json]\n"
@@ -334,7 +358,16 @@ int ionctl_bench(int argc, char **argv)
 			       "set (--for, else the first device here a heap can serve) beside\n"
 			       "allocations by the heap's name; then, call by call (32 per round),\n"
 			       "p50 and p99 of a late buffer's first fd beside allocation by name,\n"
-			       "and of that first fd with the heap given a Pool hint of 16x1M.\n");
+			       "and of that first fd with the heap given a Pool hint of 16x1M.\n\n"
+			       "       ionctl bench --service [--socket PATH | --iond IOND] [--heap NAME]\n"
+			       "                    [--sizes ...] [--rounds 7] [--clients N] [--json]\n\n"
+			       "--service: per heap and size, ion_ctx_alloc() beside an allocation\n"
+			       "through iond (at PATH, ION_SERVICE or the default socket; or one\n"
+			       "started from the binary IOND with no limits, whose resident memory\n"
+			       "is printed idle and after), in alternating runs of 8 calls: the\n"
+			       "median round's ns per call of each and their ratio.  --clients N:\n"
+			       "then N processes at once, 32 allocations each through the service\n"
+			       "(the first heap, the first size): p50, p99 and each one's rate.\n");
 			return 0;
 		default:
 			return ionctl_usage_error("bench", "see ionctl bench --help");
@@ -342,8 +375,10 @@ int ionctl_bench(int argc, char **argv)
 	}
 	if (optind < argc)
 		return ionctl_usage_error("bench", "unexpected argument '%s'", argv[optind]);
-	if (solve && pool)
-		return ionctl_usage_error("bench", "--solve or --pool, not both");
+	if (solve + pool + service > 1)
+		return ionctl_usage_error("bench", "one of --solve, --pool, --service");
+	if ((iond || n_clients) && !service)
+		return ionctl_usage_error("bench", "--iond and --clients go with --service");
 	if (n_specs && !solve)
 		return ionctl_usage_error("bench", "--for goes with --solve");
 	/* All but --pool keep a round's figures on the stack. */
@@ -369,6 +404,9 @@ int ionctl_bench(int argc, char **argv)
 	}
 	if (pool)
 		return ionctl_bench_pool(only, sizes, n_sizes, b.rounds, stream_s, json);
+	if (service)
+		return ionctl_bench_service(socket_path && *socket_path ? socket_path : IOND_SOCKET_PATH,
+					    iond, only, sizes, n_sizes, b.rounds, n_clients, json);
 	b.json = json;
 	ctx = ionctl_ctx_new("bench");
 	if (!ctx)

@@ -25,6 +25,7 @@ static const struct ionctl_cmd commands[] = {
 	{ "alloc", "allocate, write, sync and share buffers with a child process", ionctl_alloc },
 	{ "pool", "make a pool, fill it, run buffers through it, show its statistics", ionctl_pool },
 	{ "bench", "time allocations: raw kernel call beside libion", ionctl_bench },
+	{ "service", "ask iond: usage and quota, its heaps, an allocation", ionctl_service },
 };
 
 const char *ionctl_sysroot;

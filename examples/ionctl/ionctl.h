@@ -24,6 +24,7 @@ int ionctl_explain(int argc, char **argv);
 int ionctl_check(int argc, char **argv);
 int ionctl_pool(int argc, char **argv);
 int ionctl_record(int argc, char **argv);
+int ionctl_service(int argc, char **argv);
 
 /* Exit statuses: a "no" answer and runtime failures are 1, usage errors 2. */
 #define IONCTL_NO 1
@@ -82,6 +83,12 @@ int ionctl_record_draft(FILE *out);
 /* ionctl bench --pool (bench-pool.c). */
 int ionctl_bench_pool(const char *only, const size_t *sizes, size_t n_sizes,
 		      unsigned int rounds, unsigned int stream_s, int json);
+/* ionctl bench --service (bench-service.c): through iond at socket_path,
+ * or one it starts from the binary iond (NULL: none), beside the direct
+ * call. */
+int ionctl_bench_service(const char *socket_path, const char *iond, const char *only,
+			 const size_t *sizes, size_t n_sizes, unsigned int rounds,
+			 unsigned int n_clients, int json);
 /* ionctl bench --solve (bench-solve.c). */
 int ionctl_bench_solve(unsigned int n_devices, unsigned int rounds, int json,
 		       char **specs, int n_specs);

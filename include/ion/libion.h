@@ -155,6 +155,24 @@ int ion_ctx_set_heaps_path(struct ion_ctx *ctx, const char *path);
 int ion_ctx_set_heaps_paths(struct ion_ctx *ctx, const char *const *paths);
 
 /*
+ * ion_ctx_set_service: where allocations go when this process may not
+ * open a heap's node.  When the library's own allocation finds no heap
+ * for a request and discovery was refused a heap's node (EACCES, EPERM),
+ * the request (its size, flags, heap name or Android id mask, and its
+ * devices' constraints as ionc1 text) goes to iond(8), the allocation
+ * service, at path, if a socket is there: the caller gets the service's
+ * buffer (charged to its uid, within its quota) or its refusal (-EDQUOT,
+ * -EACCES, what the service's policy and solver said, logged at info
+ * priority with the service's reason).  "" (or ION_SERVICE=0) turns the
+ * service off; NULL restores the default: ION_SERVICE (read with
+ * secure_getenv()) where set, else $runstatedir/libion/iond.sock.
+ * The path is copied.  Set it before sharing the context between
+ * threads, as the log handler.
+ * Errors: -EINVAL; -ENOMEM.  Since: 1.0
+ */
+int ion_ctx_set_service(struct ion_ctx *ctx, const char *path);
+
+/*
  * Heaps and devices that come and go (heaps loaded as modules, TEE heaps,
  * a camera unbound and bound again).  ion_ctx_get_monitor_fd(): an fd
  * (the context's; do not close it) that polls readable (POLLIN) when the
