@@ -258,14 +258,14 @@ static int allocate(struct ion_buffer *b)
 		r = ion_alloc_config_set_size(b->config, b->len);
 	if (r == 0)
 		r = ion_ctx_solve(b->ctx, b->config, &sol);
-	if (r == 0 && ion_solution_get_heap_count(sol) == 0) {
-		snprintf(lead, sizeof(lead), "no heap fits every device of the buffer: ");
-		say(b, why_not(sol, NULL, lead));
-		r = -ENODEV;
-	}
+	/* Even with no heap here: the allocation path asks the service
+	 * (iond) when this process may not open a heap's node. */
 	if (r == 0) {
 		r = ion_solution_alloc(sol, &b->fd, &b->heap);
-		if (r < 0) {
+		if (r < 0 && ion_solution_get_heap_count(sol) == 0) {
+			snprintf(lead, sizeof(lead), "no heap fits every device of the buffer: ");
+			say(b, why_not(sol, NULL, lead));
+		} else if (r < 0) {
 			char *reason;
 
 			if (asprintf(&reason, "allocating %zu bytes: %s", b->len, strerror(-r)) < 0)
