@@ -46,7 +46,13 @@ static int run_record(const char *output)
 	pid_t pid = fork();
 
 	if (pid == 0) {
-		execlp(ionctl, ionctl, "record", "--output", output, (char *)NULL);
+		/* A cross build's test runs under qemu-user: so must ionctl. */
+		const char *wrapper = getenv("MESON_EXE_WRAPPER");
+
+		if (wrapper && *wrapper)
+			execlp(wrapper, wrapper, ionctl, "record", "--output", output, (char *)NULL);
+		else
+			execlp(ionctl, ionctl, "record", "--output", output, (char *)NULL);
 		_exit(127);
 	}
 	return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) ?
