@@ -263,6 +263,11 @@ static int allocate(struct ion_buffer *b)
 	if (r == 0) {
 		r = ion_solution_alloc(sol, &b->fd, &b->heap);
 		if (r < 0 && ion_solution_get_heap_count(sol) == 0) {
+			/* The library's own answer, whether no heap fits the
+			 * devices or none can give the length, is that no heap
+			 * fits (the service's, -EDQUOT say, stands). */
+			if (r == -ENOMEM)
+				r = -ENODEV;
 			snprintf(lead, sizeof(lead), "no heap fits every device of the buffer: ");
 			say(b, why_not(sol, NULL, lead));
 		} else if (r < 0) {
