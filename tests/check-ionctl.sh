@@ -141,6 +141,11 @@ expect 0 "bench --json" -- bench --heap "$heap" --sizes 4K,64K --rounds 1 --roun
 	json 'len(d["rows"]) >= 2 and all(set(r) >= {"heap", "backend", "raw_call", "size", "raw_ns",
 	      "lib_ns", "ratio"} and r["heap"] == "'"$heap"'" for r in d["rows"] if "skipped" not in r)' \
 		"bench --json rows have heap, size, raw_ns, lib_ns, ratio"
+# memfd beside the very syscalls libion makes, its checks included: the
+# ratio to those is what the library's own code costs (README, Benchmarks).
+expect 0 "bench --json on memfd" -- bench --heap memfd --sizes 4K --rounds 1 --round-ms 1 --json &&
+	json '[r["raw_call"] for r in d["rows"]] == ["memfd", "memfd+seal", "memfd+seal+rlimit",
+	      "memfd+seal+rlimit+fstat"]' "bench times memfd's raw call with and without libion's checks"
 expect 0 "bench --pool --json" -- bench --pool --heap "$heap" --sizes 4K --rounds 3 \
 	--stream-seconds 0 --json && json 'len(d["rows"]) == 1' "bench --pool --json has its row"
 # A heap that cannot give a size is a row that says so, not a failed run:

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench-raw.h"
@@ -71,6 +73,25 @@ static int raw_memfd_sealed(struct raw_alloc *raw, size_t len)
 	return r;
 }
 
+/* The syscalls libion's memfd heap makes, checks included: getrlimit
+ * (RLIMIT_FSIZE, so that ftruncate() cannot raise SIGXFSZ) + the above;
+ * with a client, Android's ion_alloc_fd() also fstat()s the client fd
+ * (is it still the file ion_open() returned?).  Beside the library, the
+ * ratio to these is what the library's own code costs. */
+static int raw_memfd_checked(struct raw_alloc *raw, size_t len)
+{
+	struct rlimit fsize;
+	struct stat st;
+
+	if (raw->dev_fd >= 0 && fstat(raw->dev_fd, &st) < 0)
+		return -errno;
+	if (getrlimit(RLIMIT_FSIZE, &fsize) < 0)
+		return -errno;
+	if (fsize.rlim_cur != RLIM_INFINITY && len > fsize.rlim_cur)
+		return -EFBIG;
+	return raw_memfd_sealed(raw, len);
+}
+
 /* memfd_create + ftruncate + seal + UDMABUF_CREATE + close both */
 static int raw_udmabuf(struct raw_alloc *raw, size_t len)
 {
@@ -135,9 +156,16 @@ int raw_alloc_init(struct raw_alloc *raw, const struct ion_heap *heap,
 
 	memset(raw, 0, sizeof(*raw));
 	raw->dev_fd = -1;
-	if (strcmp(backend, "memfd") == 0 && variant <= 1) {
-		raw->name = variant ? "memfd+seal" : "memfd";
-		raw->alloc_close = variant ? raw_memfd_sealed : raw_memfd;
+	if (strcmp(backend, "memfd") == 0 && variant <= 3) {
+		static const char *const names[] = { "memfd", "memfd+seal", "memfd+seal+rlimit",
+						     "memfd+seal+rlimit+fstat" };
+
+		raw->name = names[variant];
+		raw->alloc_close = variant == 0 ? raw_memfd
+				   : variant == 1 ? raw_memfd_sealed : raw_memfd_checked;
+		/* A file to fstat(), as the client fd is to ion_alloc_fd(). */
+		if (variant == 3 && (raw->dev_fd = memfd_create("client", MFD_CLOEXEC)) < 0)
+			return -errno;
 		return 0;
 	}
 	if (!node || variant > 0)

@@ -22,7 +22,10 @@ struct raw_alloc {
 /*
  * Sets up raw call number variant for a heap of libion's: 0 is the plain
  * kernel call; 1, where it differs, the same syscalls libion makes (the
- * memfd heap also seals).  -ENOTSUP when there is no such call.
+ * memfd heap also seals); for memfd, 2 adds the RLIMIT_FSIZE check the
+ * context API makes and 3 also Android's fstat() of the client, so that
+ * the library's own code is what is left.  -ENOTSUP when there is no such
+ * call.
  */
 int raw_alloc_init(struct raw_alloc *raw, const struct ion_heap *heap,
 		   unsigned int variant);

@@ -129,7 +129,7 @@ static void bench_raw(struct bench *b, const struct ion_heap *h,
 		      const size_t *sizes, size_t n_sizes)
 {
 	for (size_t i = 0; i < n_sizes; i++) {
-		double ns[N_PATHS], raw_ns, lib_ns, ctx_ns;
+		double ns[N_PATHS] = { 0 }, raw_ns, lib_ns, ctx_ns;
 		char size[16];
 		int r;
 
@@ -158,10 +158,10 @@ static void bench_raw(struct bench *b, const struct ion_heap *h,
 				       raw_ns, lib_ns, lib_ns / raw_ns, ctx_ns, ctx_ns / raw_ns);
 			}
 		} else if (r < 0) {
-			printf("%-22s %-9s %-11s %5s  failed: %s\n", ion_heap_get_name(h),
+			printf("%-22s %-9s %-23s %5s  failed: %s\n", ion_heap_get_name(h),
 			       ion_heap_get_backend(h), b->raw.name, size, strerror(-r));
 		} else {
-			printf("%-22s %-9s %-11s %5s %14.0f %14.0f %7.3f %14.0f %7.3f\n",
+			printf("%-22s %-9s %-23s %5s %14.0f %14.0f %7.3f %14.0f %7.3f\n",
 			       ion_heap_get_name(h), ion_heap_get_backend(h),
 			       b->raw.name, size, raw_ns, lib_ns, lib_ns / raw_ns, ctx_ns,
 			       ctx_ns / raw_ns);
@@ -421,7 +421,7 @@ int ionctl_bench(int argc, char **argv)
 		ionctl_json_begin("bench");
 		printf(", \"mode\": \"raw\", \"rows\": [");
 	} else
-		printf("%-22s %-9s %-11s %5s %14s %14s %7s %14s %7s\n", "HEAP", "BACKEND",
+		printf("%-22s %-9s %-23s %5s %14s %14s %7s %14s %7s\n", "HEAP", "BACKEND",
 		       "RAW CALL", "SIZE", "raw ns/call", "ion_alloc_fd", "ratio", "ion_ctx_alloc",
 		       "ratio");
 	n = ion_ctx_get_heap_count(ctx);
