@@ -99,6 +99,9 @@ struct ion_pool {
 	 * alone until then (CMA answers ENOMEM slowly, after trying to
 	 * migrate pages, and the hot path shares the memory). */
 	uint64_t refill_after_ns;
+	/* A put woke the worker since the last get: that get's refill is
+	 * under way, and the next get need not wake it again (serve()). */
+	bool put_woke;
 	/* Under the context's pools lock: the refill worker's pins on the
 	 * pool while it works on it without that lock. */
 	unsigned int pins;
@@ -107,8 +110,9 @@ struct ion_pool {
 	_Atomic(struct pool_worker *) worker;
 	unsigned long long stats[ION_POOL_STAT_COUNT];
 	/* For an instrumented run (logged at the pool's end, ION_LOG=debug):
-	 * the zeroings, how many a get did itself, and their time. */
-	unsigned long long scrubs, get_scrubs, scrub_ns, scrub_ns_max;
+	 * the zeroings, how many a get did itself, and their time; how many
+	 * gets woke the worker. */
+	unsigned long long scrubs, get_scrubs, scrub_ns, scrub_ns_max, get_wakes;
 	struct ion_pool *next;	/* the context's list */
 };
 
