@@ -159,6 +159,8 @@ void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
 /* Called with the lock held: whether a fresh buffer (which the kernel
  * zeroes) costs less than zeroing a returned one, as measured. */
 bool pool_alloc_cheaper(const struct ion_pool *pool);
+/* ... costs less than zeroing one, with no margin: a get's choice. */
+bool pool_alloc_faster(const struct ion_pool *pool);
 
 /* ---- hints (pool-hints.c) ---- */
 int pool_set_hints(struct ion_pool *pool, const struct ion_pool_hint *hints, size_t n,

@@ -121,3 +121,18 @@ bool pool_alloc_cheaper(const struct ion_pool *pool)
 		return 2 * pool->alloc_ns_mib < pool->scrub_ns_mib;
 	return !pool->alloc_slow;
 }
+
+/*
+ * For a get that finds no clean buffer and may allocate instead of
+ * zeroing a returned one: which is quicker for it, as measured, with no
+ * margin (the get waits for one or the other; the margin above is for
+ * the worker's way).  With the margin, a get on the 6.1 VM's system heap
+ * zeroed 8 MiB itself (40 ms: the stream's p99) where the raw call gave
+ * fresh pages in 2.3 ms and the worker's memsets took 6 on average.
+ */
+bool pool_alloc_faster(const struct ion_pool *pool)
+{
+	if (pool->alloc_ns_mib && pool->scrub_ns_mib)
+		return pool->alloc_ns_mib < pool->scrub_ns_mib;
+	return !pool->alloc_slow;
+}

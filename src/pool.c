@@ -377,8 +377,8 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 /*
  * Called with the lock held, when no buffer of class size is clean:
  * whether a get leaves the zeroing to the refill worker and allocates.
- * Yes while the worker runs and keeps up, unless zeroing costs less than
- * allocating on this heap (as measured, pool_alloc_cheaper()) or there
+ * Yes while the worker runs and keeps up, unless zeroing takes less time
+ * than allocating on this heap (as measured, pool_alloc_faster()) or there
  * is nothing to zero (zeroing off: only CPU access to end).  The worker
  * lags once as many buffers of the class wait for it as the hint keeps
  * ready (two at least): a get then zeroes one itself, or a pool whose
@@ -393,12 +393,12 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 {
 	size_t waiting = 0, out = 0, lag = 2;
 
-	if (!pool->background || !pool->zero || !pool_alloc_cheaper(pool) ||
+	if (!pool->background || !pool->zero || !pool_alloc_faster(pool) ||
 	    !pool_worker_running(pool))
 		return false;
 	/* Measured cheaper to allocate: the worker releases what waits
 	 * rather than zero it, so nothing it lags at is worth a memset. */
-	if (pool->alloc_ns_mib && pool->scrub_ns_mib)
+	if (pool->alloc_ns_mib && pool->scrub_ns_mib && pool_alloc_cheaper(pool))
 		lag = SIZE_MAX;
 	for (size_t h = 0; h < pool->n_hints; h++)
 		if (pool_class_of(pool, pool->hints[h].size) == size && pool->hints[h].count > lag)
