@@ -5,10 +5,12 @@
  *
  * linux-dmabuf version 4 names the compositor's main device (a dev_t) and
  * the formats it imports, in a table.  The sample finds that device in
- * libion, allocates a LINEAR XRGB8888 (or ARGB8888) image attached to it,
- * draws a pattern, wraps the fd in a wl_buffer and shows it on an
- * xdg_toplevel until the first frame callback.  A compositor that speaks
- * an older linux-dmabuf names no device: -d DEVICE names it instead.
+ * libion, allocates an XRGB8888 (or ARGB8888) image attached to it, draws
+ * a pattern, wraps the fd in a wl_buffer (LINEAR, the layout libion gives
+ * it, or else the implicit modifier the compositor listed) and shows it
+ * on a fullscreen xdg_toplevel until the first frame callback.  A
+ * compositor that speaks an older linux-dmabuf names no device: -d DEVICE
+ * names it instead.
  *
  *   P=$(pkg-config --variable=pkgdatadir wayland-protocols)
  *   for x in unstable/linux-dmabuf/linux-dmabuf-unstable-v1 stable/xdg-shell/xdg-shell; do
@@ -194,6 +196,7 @@ int main(int argc, char **argv)
 	struct xdg_surface *xs;
 	struct xdg_toplevel *toplevel;
 	struct zwp_linux_buffer_params_v1 *params;
+	uint64_t mods[2] = { DRM_FORMAT_MOD_LINEAR, DRM_FORMAT_MOD_LINEAR };
 	struct stat st;
 	size_t offset;
 	uint32_t *p;
@@ -286,15 +289,23 @@ int main(int argc, char **argv)
 	ion_sync(fd, ION_SYNC_END | ION_SYNC_WRITE);
 	munmap(p, ion_buffer_get_size(image));
 
-	params = zwp_linux_dmabuf_v1_create_params(a.dmabuf);
-	zwp_linux_buffer_params_v1_add_listener(params, &params_listener, &a);
-	zwp_linux_buffer_params_v1_add(params, fd, 0, (uint32_t)offset, stride,
-				       (uint32_t)(a.modifier >> 32), (uint32_t)a.modifier);
-	zwp_linux_buffer_params_v1_create(params, (int32_t)a.width, (int32_t)a.height, a.format, 0);
-	while (!a.buffer && !a.failed)
-		if (wl_display_dispatch(dpy) < 0)
-			break;
-	zwp_linux_buffer_params_v1_destroy(params);
+	/* The image is LINEAR whatever modifier the compositor listed: say so
+	 * first (no compositor scans out a buffer of implicit layout), and if
+	 * it refuses, try the modifier it listed. */
+	mods[1] = a.modifier;
+	for (int i = 0; i < 2 && !a.buffer && (i == 0 || (a.failed && mods[1] != mods[0])); i++) {
+		a.failed = false;
+		a.modifier = mods[i];
+		params = zwp_linux_dmabuf_v1_create_params(a.dmabuf);
+		zwp_linux_buffer_params_v1_add_listener(params, &params_listener, &a);
+		zwp_linux_buffer_params_v1_add(params, fd, 0, (uint32_t)offset, stride,
+					       (uint32_t)(a.modifier >> 32), (uint32_t)a.modifier);
+		zwp_linux_buffer_params_v1_create(params, (int32_t)a.width, (int32_t)a.height,
+						  a.format, 0);
+		while (!a.buffer && !a.failed && wl_display_dispatch(dpy) >= 0)
+			;
+		zwp_linux_buffer_params_v1_destroy(params);
+	}
 	printf("%s: %ux%u %.4s %s, stride %u, from heap %s for %s, dma-buf inode %lu\n",
 	       a.buffer ? "wl_buffer created" : "compositor refused the dma-buf", a.width, a.height,
 	       (char *)&a.format, a.modifier == DRM_FORMAT_MOD_LINEAR ? "LINEAR" : "implicit",
