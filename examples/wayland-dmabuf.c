@@ -54,13 +54,15 @@ struct app {
 	struct wl_buffer *buffer;
 };
 
-/* A format the compositor takes: LINEAR, or no modifier (its default). */
+/* A format the compositor takes, XRGB8888 first, LINEAR or its implicit
+ * modifier (LINEAR first). */
 static void offer(struct app *a, uint32_t format, uint64_t modifier)
 {
-	if ((format == DRM_FORMAT_XRGB8888 || format == DRM_FORMAT_ARGB8888) &&
-	    (modifier == DRM_FORMAT_MOD_LINEAR || modifier == DRM_FORMAT_MOD_INVALID) &&
-	    (!a->format || modifier == DRM_FORMAT_MOD_LINEAR || format == DRM_FORMAT_XRGB8888) &&
-	    !(a->format == DRM_FORMAT_XRGB8888 && a->modifier == DRM_FORMAT_MOD_LINEAR)) {
+	if ((format != DRM_FORMAT_XRGB8888 && format != DRM_FORMAT_ARGB8888) ||
+	    (modifier != DRM_FORMAT_MOD_LINEAR && modifier != DRM_FORMAT_MOD_INVALID))
+		return;
+	if (!a->format || (format == DRM_FORMAT_XRGB8888 && a->format != format) ||
+	    (format == a->format && modifier == DRM_FORMAT_MOD_LINEAR)) {
 		a->format = format;
 		a->modifier = modifier;
 	}
