@@ -82,7 +82,10 @@ static pid_t start_weston(const char *weston)
 	fclose(f);
 	pid = fork();
 	if (pid == 0) {
-		/* No VM keyboard: xkbcommon only needs a folder that exists. */
+		/* No VM keyboard: xkbcommon only needs a folder that exists.
+		 * No logind either: weston's direct launcher, as root, wants a
+		 * VT (the VM's kernel has CONFIG_VT, /dev/tty0 exists), and
+		 * our stdin is the serial console: --tty names one. */
 		setenv("XKB_CONFIG_ROOT", "/tmp", 1);
 		execl(weston, weston, "--config=/tmp/weston.ini", "--backend=drm-backend.so",
 		      "--drm-device=card1", "--tty=2", "--socket=" SOCKET, "--log=" LOG,
