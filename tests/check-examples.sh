@@ -80,7 +80,7 @@ fi
 # parameter of its event, used or not: -Wno-unused-parameter, as the
 # project builds); no compositor here
 # (WAYLAND_DISPLAY names none), so it must skip (77).
-syspc() { PKG_CONFIG_SYSROOT_DIR= pkg-config "$@"; }
+syspc() { PKG_CONFIG_SYSROOT_DIR='' pkg-config "$@"; }
 if syspc --exists wayland-client wayland-protocols libdrm && command -v wayland-scanner >/dev/null; then
 	mkdir wl && cp "$src/examples/wayland-dmabuf.c" wl/
 	P=$(syspc --variable=pkgdatadir wayland-protocols)
