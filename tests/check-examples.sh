@@ -8,6 +8,8 @@
 #     $(pkg-config --cflags --libs libion), then run it (exit 0; 77 would
 #     count as a skip);
 #     camera-display.c with libdrm too, which must skip (77) here;
+#     wayland-dmabuf.c as its comment says (wayland-scanner, then cc with
+#     wayland-client and libdrm), which must skip (77) with no compositor;
 #  3. ionctl too, from a copy of its sources, of the top-level uapi/
 #     folder and of service/'s proto and client (the protocol it speaks)
 #     alone (no src/, no config.h): it uses nothing but the
@@ -69,6 +71,40 @@ if PKG_CONFIG_SYSROOT_DIR= pkg-config --exists libdrm; then
 	else
 		failed=$((failed + 1))
 		echo "FAIL: camera-display does not build against the installed library" >&2
+	fi
+fi
+
+# wayland-dmabuf: its comment's commands, wayland-scanner on
+# wayland-protocols' files then cc (wayland-client, wayland-protocols and
+# libdrm are the system's: no sysroot for them; a listener has every
+# parameter of its event, used or not: -Wno-unused-parameter, as the
+# project builds); no compositor here
+# (WAYLAND_DISPLAY names none), so it must skip (77).
+syspc() { PKG_CONFIG_SYSROOT_DIR='' pkg-config "$@"; }
+if syspc --exists wayland-client wayland-protocols libdrm && command -v wayland-scanner >/dev/null; then
+	mkdir wl && cp "$src/examples/wayland-dmabuf.c" wl/
+	P=$(syspc --variable=pkgdatadir wayland-protocols)
+	# shellcheck disable=SC2046
+	if (cd wl && for x in unstable/linux-dmabuf/linux-dmabuf-unstable-v1 stable/xdg-shell/xdg-shell; do
+		n=$(basename $x); wayland-scanner client-header "$P/$x.xml" "$n-client-protocol.h" &&
+		wayland-scanner private-code "$P/$x.xml" "$n-protocol.c" || exit 1; done &&
+		cc -std=c11 -Wall -Wextra -Wno-unused-parameter -Werror -I. -o wayland-dmabuf wayland-dmabuf.c ./*-protocol.c \
+			$(pkg-config --cflags --libs libion) \
+			$(syspc --cflags --libs wayland-client libdrm)); then
+		status=0
+		XDG_RUNTIME_DIR="$tmp" WAYLAND_DISPLAY=no-such-compositor ./wl/wayland-dmabuf \
+			>wl/out 2>&1 || status=$?
+		sed 's/^/  wayland-dmabuf: /' wl/out
+		if [ "$status" = 77 ]; then
+			passed=$((passed + 1))
+			echo "ok: wayland-dmabuf builds as its comment says, and skips with no compositor"
+		else
+			failed=$((failed + 1))
+			echo "FAIL: wayland-dmabuf exited $status with no compositor, not 77" >&2
+		fi
+	else
+		failed=$((failed + 1))
+		echo "FAIL: wayland-dmabuf does not build as its comment says" >&2
 	fi
 fi
 

@@ -23,11 +23,17 @@ build=(gcc g++ meson ninja-build pkg-config libdrm-dev libudev-dev)
 #   kmssink (plugins-bad)
 gst=(libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev gstreamer1.0-tools
      gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad)
+# libwayland-dev (wayland-scanner with it), wayland-protocols: the Wayland
+#   sample (examples/wayland-dmabuf.c), its generated protocol code
+# weston, libegl-mesa0, libgl1-mesa-dri: the compositor the 6.1 VM runs
+#   that sample against (vm-6.1-wayland: the DRM backend on vkms, the GL
+#   renderer on Mesa's kms_swrast)
+wayland=(libwayland-dev wayland-protocols weston libegl-mesa0 libgl1-mesa-dri)
 # systemd: systemd-analyze, which verifies iond's units (nothing is started)
 # abigail-tools: the ABI baseline check (abidw, abidiff)
 # debhelper (dpkg-dev with it), lintian: the Debian packages' check
 test=(libcmocka-dev umockdev libumockdev-dev clang libclang-rt-14-dev groff-base man-db udev python3
-      python3-jsonschema "${gst[@]}" systemd abigail-tools debhelper lintian)
+      python3-jsonschema "${gst[@]}" "${wayland[@]}" systemd abigail-tools debhelper lintian)
 vm=(valgrind qemu-system-x86 busybox-static cpio bc flex bison libelf-dev
     libssl-dev xz-utils make linux-source-6.1 ca-certificates clang)
 # Cross builds run under qemu-user; the arm64 VM's kernel is cross-built
