@@ -102,9 +102,6 @@ struct ion_pool {
 	/* A put woke the worker since the last get: that get's refill is
 	 * under way, and the next get need not wake it again (serve()). */
 	bool put_woke;
-	/* Counted buffers that came back by a put (beside the reclaims: by
-	 * their count, closed): whether a get's count reads pay off. */
-	unsigned long long put_backs;
 	/* Under the context's pools lock: the refill worker's pins on the
 	 * pool while it works on it without that lock. */
 	unsigned int pins;

@@ -413,20 +413,6 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 	return waiting < lag;
 }
 
-/*
- * Called with the lock held: whether a get that finds nothing clean reads
- * the counts of buffers out, to take back those their holders closed.
- * Only where buffers do come back that way (one in nine at least, or no
- * put yet): in a stream that puts its buffers back, those out are held,
- * and the reads found nothing.  They cost a get in the 6.1 VM 18 ms on
- * average (8 fdinfo reads under TCG, four streams at once); on hardware
- * some 5 us each.  The worker still reads them, off the hot path.
- */
-static bool closes_come_back(const struct ion_pool *pool)
-{
-	return pool->stats[ION_POOL_STAT_RECLAIMS] * 8 >= pool->put_backs;
-}
-
 /* Called with the lock held: hands out buffer i (free); its fd for the
  * caller, or a negative errno. */
 static int hand_out(struct ion_pool *pool, size_t i)
@@ -589,9 +575,9 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 	if (i < 0 && !(thread_zeroes = leave_to_thread(pool, size, &reclaim))) {
 		i = scrub_one(pool, size);
 		/* Before asking the kernel: buffers of the class free again. */
-		if (i < 0 && closes_come_back(pool) && pool_reclaim(pool, size, 8, true))
+		if (i < 0 && pool_reclaim(pool, size, 8, true))
 			i = scrub_one(pool, size);
-	} else if (i < 0 && reclaim && closes_come_back(pool)) {
+	} else if (i < 0 && reclaim) {
 		/* Closed ones back (dirty: the worker's), then allocate. */
 		pool_reclaim(pool, size, 8, true);
 	}
@@ -706,7 +692,6 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 			return 0;
 		}
 	}
-	pool->put_backs++;
 	released = take_back(pool, i, &gone);
 	dirty = !released && i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
 	if (dirty || released)

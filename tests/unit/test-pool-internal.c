@@ -42,8 +42,6 @@ static pthread_t main_thread;
 static atomic_int fail_fd = -1;
 static pthread_mutex_t *_Atomic watched;
 static atomic_int locked_reads;
-/* The fdinfo reads the main thread (the gets) made. */
-static atomic_int main_reads;
 
 /* The mappings of an inode in this process: each holds a reference on
  * the file, as the kernel counts them (the pool keeps one). */
@@ -76,8 +74,6 @@ static int fake_read_file(const char *path, size_t max, char **ret_text, size_t 
 	DIR *dir;
 
 	(void)max;
-	if (pthread_equal(pthread_self(), main_thread))
-		atomic_fetch_add(&main_reads, 1);
 	if (lock && !pthread_equal(pthread_self(), main_thread)) {
 		if (pthread_mutex_trylock(lock) == EBUSY)
 			atomic_fetch_add(&locked_reads, 1);
@@ -701,41 +697,6 @@ static void test_get_takes_the_quicker_way(void **pstate)
 	atomic_store(&block_allocs, false);
 	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
 	assert_int_equal(ion_pool_put(s->pool, third, 0), 0);
-	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
-}
-
-/*
- * With nothing clean and many out, a get reads counts to take back what
- * was closed, but not where buffers come back by a put: there those out
- * are held, and the reads (18 ms a get in the 6.1 VM, four streams at
- * once) find nothing.
- */
-static void test_get_reads_counts_only_where_closes_come_back(void **pstate)
-{
-	struct state *s = *pstate;
-	int fds[6], n = 0, fd, reads;
-
-	fds[n++] = get_with_worker_held(s);
-	while (n < 5)
-		fds[n++] = get(s, KiB(64)); /* five out: twice the lag and more */
-	pthread_mutex_lock(s->pool->lock);
-	s->pool->put_backs = 100; /* a stream that puts */
-	pthread_mutex_unlock(s->pool->lock);
-	atomic_store(&main_reads, 0);
-	fds[n++] = get(s, KiB(64));
-	/* A miss: the new buffer's own fdinfo, read once to anchor it. */
-	reads = atomic_load(&main_reads);
-	assert_true(reads <= 1);
-	pthread_mutex_lock(s->pool->lock);
-	s->pool->put_backs = 0; /* one that closes */
-	pthread_mutex_unlock(s->pool->lock);
-	atomic_store(&main_reads, 0);
-	fd = get(s, KiB(64));
-	assert_true(atomic_load(&main_reads) > reads + 1);
-	close(fd);
-	atomic_store(&block_allocs, false);
-	for (int k = 0; k < n; k++)
-		close(fds[k]);
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
@@ -1453,7 +1414,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_takes_the_quicker_way, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_get_reads_counts_only_where_closes_come_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_caller_hint_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_board_hint_capped, setup, teardown),
