@@ -295,6 +295,48 @@ int pool_start_worker_for(struct ion_pool *pool, const char *heap)
 }
 
 /*
+ * Called with the lock held, which it drops meanwhile: one buffer of
+ * class size allocated and added to the pool, clean.  0, or a negative
+ * errno.
+ *
+ * The allocation holds a share of the fork lock until its buffer is in
+ * the pool: a fork() in another thread between the kernel's return and
+ * the pool's entry would leave the child an fd of a clean buffer that the
+ * parent then hands out, shared across the fork, which the pools promise
+ * never happens.  So a fork waits for at most one allocation under way
+ * (none starts while a fork waits), as it waits for a discovery.
+ */
+static int fill_one(struct ion_pool *pool, size_t size)
+{
+	const struct ion_heap *heap = NULL;
+	bool counted = false;
+	uint64_t t0;
+	int fd, r, cancel;
+
+	pthread_mutex_unlock(pool->lock);
+	/* Not cancelled with the share held (a prefill's caller may be), or
+	 * fork() would wait for ever. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+	ion_fork_share_take();
+	t0 = pool_now_ns();
+	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
+	if (r == 0)
+		counted = pool_is_counted(pool, heap, fd);
+	pthread_mutex_lock(pool->lock);
+	if (r == 0)
+		pool_note_alloc(pool, t0, size);
+	if (r == 0 && (r = pool_add_buf(pool, fd, size, BUF_FREE, counted)) < 0)
+		close(fd);
+	/* Given back without the pool's lock, which fork()'s handler takes
+	 * inside the fork lock. */
+	pthread_mutex_unlock(pool->lock);
+	ion_fork_share_give();
+	pthread_setcancelstate(cancel, NULL);
+	pthread_mutex_lock(pool->lock);
+	return r;
+}
+
+/*
  * Fills each hinted class up to its count, allocating without the lock
  * (a kernel allocation can take milliseconds).  only_low: only classes
  * that fell to half their count (background refill).  Returns the buffers
@@ -315,24 +357,9 @@ int pool_fill(struct ion_pool *pool, bool only_low)
 
 		if (!size || have >= want || (only_low && have > want / 2))
 			continue;
-		while (have < want) {
-			const struct ion_heap *heap = NULL;
-			bool counted = false;
-			uint64_t t0;
-			int fd, r;
+		while (have < want && pool_room_for(pool, size)) {
+			int r = fill_one(pool, size);
 
-			if (!pool_room_for(pool, size))
-				break;
-			pthread_mutex_unlock(pool->lock);
-			t0 = pool_now_ns();
-			r = pool->ops->alloc(pool->solution, size, &fd, &heap);
-			if (r == 0)
-				counted = pool_is_counted(pool, heap, fd);
-			pthread_mutex_lock(pool->lock);
-			if (r == 0)
-				pool_note_alloc(pool, t0, size);
-			if (r == 0 && (r = pool_add_buf(pool, fd, size, BUF_FREE, counted)) < 0)
-				close(fd);
 			if (r < 0) {
 				if (only_low)
 					pool->refill_after_ns = pool_now_ns() + 1000000000u;

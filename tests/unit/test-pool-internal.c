@@ -127,26 +127,45 @@ static int fake_fd_kind(int fd)
  */
 static atomic_bool block_allocs, alloc_blocked, main_enomem, all_enomem;
 static const struct ion_solution *_Atomic block_only;
+/* Set: the refill thread's allocations are held after the kernel made
+ * the buffer (its fd open, the pool not told yet), whose inode is left
+ * in made_ino. */
+static atomic_bool block_after;
+static _Atomic(ino_t) made_ino;
+
+/* The refill thread waits here while block_allocs is set (10 s at most). */
+static void hold_alloc(void)
+{
+	for (int ms = 0; atomic_load(&block_allocs) && ms < 10000; ms++) {
+		struct timespec ts = { 0, 1000000 };
+
+		atomic_store(&alloc_blocked, true);
+		nanosleep(&ts, NULL);
+	}
+	atomic_store(&alloc_blocked, false);
+}
 
 static int fake_alloc_len(const struct ion_solution *solution, size_t len, int *ret_fd,
 			  const struct ion_heap **ret_heap)
 {
 	const struct ion_solution *only = atomic_load(&block_only);
+	bool hold = !pthread_equal(pthread_self(), main_thread) && (!only || only == solution);
+	struct stat st;
+	int r;
 
 	if (atomic_load(&all_enomem))
 		return -ENOMEM;
 	if (pthread_equal(pthread_self(), main_thread) && atomic_load(&main_enomem))
 		return -ENOMEM;
-	if (!pthread_equal(pthread_self(), main_thread) && (!only || only == solution)) {
-		for (int ms = 0; atomic_load(&block_allocs) && ms < 10000; ms++) {
-			struct timespec ts = { 0, 1000000 };
-
-			atomic_store(&alloc_blocked, true);
-			nanosleep(&ts, NULL);
-		}
-		atomic_store(&alloc_blocked, false);
+	if (hold && !atomic_load(&block_after))
+		hold_alloc();
+	r = ion_solution_pool_ops.alloc(solution, len, ret_fd, ret_heap);
+	if (r == 0 && hold && atomic_load(&block_after)) {
+		if (fstat(*ret_fd, &st) == 0)
+			atomic_store(&made_ino, st.st_ino);
+		hold_alloc();
 	}
-	return ion_solution_pool_ops.alloc(solution, len, ret_fd, ret_heap);
+	return r;
 }
 
 /* What the pools are handed, with the allocate call above. */
@@ -278,6 +297,7 @@ static int setup(void **pstate)
 	assert_non_null(s);
 	main_thread = pthread_self();
 	atomic_store(&block_allocs, false);
+	atomic_store(&block_after, false);
 	atomic_store(&main_enomem, false);
 	atomic_store(&all_enomem, false);
 	atomic_store(&block_only, NULL);
@@ -1250,22 +1270,59 @@ static void test_stream_runs_out_stops_restarts(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
 }
 
+/* The fds of this process on the file of inode ino. */
+static int fds_of_ino(ino_t ino)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(dir);
+	while ((e = readdir(dir))) {
+		char p[300];
+		struct stat st;
+
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		if (e->d_name[0] != '.' && stat(p, &st) == 0 && st.st_ino == ino)
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+static void *unblock_later(void *arg)
+{
+	(void)arg;
+	sleep_ms(300);
+	atomic_store(&block_allocs, false);
+	return NULL;
+}
+
 /*
- * fork() while the worker is in the middle of a refill (its allocation
- * held): the child's pools are empty and it holds none of the pool's
- * fds; the parent's refill completes after.
+ * fork() while the worker is in the middle of a refill: the kernel has
+ * made the buffer (its fd is open) and the pool does not hold it yet.
+ * The fork waits for the allocation to end, so that the child holds
+ * neither the pool's fds nor the new buffer's, which the parent hands out
+ * next; the parent's refill completes.
  */
 static void test_fork_during_refill(void **pstate)
 {
 	struct state *s = *pstate;
+	pthread_t unblocker;
+	ino_t ino;
 	int fd, status;
 	pid_t pid;
 
 	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
 	fd = get(s, KiB(64)); /* an anchor the child must close */
+	atomic_store(&made_ino, 0);
+	atomic_store(&block_after, true);
 	atomic_store(&block_allocs, true);
 	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
 	assert_true(wait_flag(&alloc_blocked, 5000));
+	ino = atomic_load(&made_ino);
+	assert_true(ino != 0);
+	assert_int_equal(pthread_create(&unblocker, NULL, unblock_later, NULL), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -1275,13 +1332,15 @@ static void test_fork_during_refill(void **pstate)
 		pthread_mutex_lock(p->lock);
 		empty = p->n_bufs == 0;
 		pthread_mutex_unlock(p->lock);
-		/* Its own fd of the buffer only: the anchor was closed. */
-		_exit(empty && fds_on(fd) == 1 ? 0 : 1);
+		/* Its own fd of the buffer only: the anchor was closed; and no
+		 * fd of the buffer the worker was making. */
+		_exit(empty && fds_on(fd) == 1 && fds_of_ino(ino) == 0 ? 0 : 1);
 	}
+	assert_int_equal(pthread_join(unblocker, NULL), 0);
+	atomic_store(&block_after, false);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	atomic_store(&block_allocs, false);
 	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
 	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
