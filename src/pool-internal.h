@@ -32,7 +32,7 @@ struct pool_buf {
 	size_t size;
 	enum buf_state state;
 	bool counted;		/* the kernel counts its references (a dma-buf) */
-	uint64_t since_ns;	/* free since */
+	uint64_t since_ns;	/* free since, or out since */
 	unsigned int outs;	/* hand-outs so far: which one a count was read in */
 	/* Out and found held by a get's reclaim (at looked_ns): looked at
 	 * after the others until then, the wait doubling each time (reset
@@ -102,6 +102,10 @@ struct ion_pool {
 	/* A put woke the worker since the last get: that get's refill is
 	 * under way, and the next get need not wake it again (serve()). */
 	bool put_woke;
+	/* How long a holder keeps a buffer it puts back (a moving average
+	 * of the puts' holds, ns; 0: no put yet): a get does not read the
+	 * count of a buffer out for less, which is still held (likely_back()). */
+	uint64_t hold_ns;
 	/* Under the context's pools lock: the refill worker's pins on the
 	 * pool while it works on it without that lock. */
 	unsigned int pins;
@@ -137,7 +141,8 @@ int pool_add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state stat
 		 bool counted);
 bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd);
 bool pool_found_free(struct ion_pool *pool, size_t i);
-bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot);
+bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot,
+		  uint64_t out_ns);
 void pool_expire(struct ion_pool *pool);
 /* A pool of solution's buffers, listed in the context's pools. */
 int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,

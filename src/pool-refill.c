@@ -123,7 +123,7 @@ static void reclaim_unlocked(struct ion_pool *pool)
 		if (c[k].refs < 0)
 			continue; /* unread (out of fds or memory): next pass */
 		if (!c[k].seen) {
-			pool_reclaim(pool, 0, 16, false); /* no inode in fdinfo */
+			pool_reclaim(pool, 0, 16, false, 0); /* no inode in fdinfo */
 			break;
 		}
 		if (c[k].refs != c[k].own || c[k].seen != c[k].ino)

@@ -42,6 +42,8 @@ static pthread_t main_thread;
 static atomic_int fail_fd = -1;
 static pthread_mutex_t *_Atomic watched;
 static atomic_int locked_reads;
+/* The main thread's reads of fdinfo. */
+static atomic_int main_reads;
 
 /* The mappings of an inode in this process: each holds a reference on
  * the file, as the kernel counts them (the pool keeps one). */
@@ -74,6 +76,8 @@ static int fake_read_file(const char *path, size_t max, char **ret_text, size_t 
 	DIR *dir;
 
 	(void)max;
+	if (pthread_equal(pthread_self(), main_thread))
+		atomic_fetch_add(&main_reads, 1);
 	if (lock && !pthread_equal(pthread_self(), main_thread)) {
 		if (pthread_mutex_trylock(lock) == EBUSY)
 			atomic_fetch_add(&locked_reads, 1);
@@ -717,6 +721,50 @@ static void test_get_takes_the_quicker_way(void **pstate)
 	atomic_store(&block_allocs, false);
 	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
 	assert_int_equal(ion_pool_put(s->pool, third, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/*
+ * With the worker running, a get that finds nothing clean reads counts
+ * (so that buffers closed without a put do not make the pool grow) only
+ * of buffers out for a quarter longer than their holders keep those they
+ * put back: in a stream that puts its buffers back, the buffers out are
+ * held, and reading them was a get's tail.  Before any put it reads them
+ * all; one closed, and older than that, is read and taken back.
+ */
+static void test_get_reads_counts_of_old_buffers_only(void **pstate)
+{
+	struct state *s = *pstate;
+	int first, fds[4], fresh, again, last;
+
+	first = get_with_worker_held(s); /* nothing is zeroed from here on */
+	set_costs(s->pool, 4000, 6000);	 /* lag 2: counts read with 4 out */
+	sleep_ms(300);
+	for (int k = 0; k < 4; k++)
+		fds[k] = get(s, KiB(64));
+	/* Each get below allocates (a miss), and reads its new buffer's
+	 * fdinfo once, to know whether the kernel counts it: one read. */
+	atomic_store(&main_reads, 0);
+	fresh = get(s, KiB(64));
+	assert_true(atomic_load(&main_reads) > 1); /* no put yet: all read */
+	assert_int_equal(ion_pool_put(s->pool, first, 0), 0); /* held 300 ms */
+	atomic_store(&main_reads, 0);
+	again = get(s, KiB(64));
+	assert_int_equal(atomic_load(&main_reads), 1); /* all out < 375 ms */
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 0);
+	sleep_ms(450);
+	close(fds[0]); /* not put: only its count tells */
+	atomic_store(&main_reads, 0);
+	last = get(s, KiB(64));
+	assert_true(atomic_load(&main_reads) > 1);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 1);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 7);
+	atomic_store(&block_allocs, false);
+	for (int k = 1; k < 4; k++)
+		assert_int_equal(ion_pool_put(s->pool, fds[k], 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, fresh, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, last, 0), 0);
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
@@ -1469,6 +1517,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_of_puts_gets_do_not_wake, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_get_reads_counts_of_old_buffers_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
