@@ -29,7 +29,8 @@
  * Android's system heap allows one buffer half of RAM; a cache, less. */
 #define HINT_RAM_SHARE 4
 /* The share of the soft RLIMIT_NOFILE: a pooled buffer holds an fd for the
- * pool's life and a get adds the caller's, so a pool of N costs up to 2N
+ * pool's life (its spare fd, if the worker makes one, comes out of the
+ * same share) and a get adds the caller's, so a pool of N costs up to 2N
  * fds; three quarters of the limit stay the program's. */
 #define HINT_NOFILE_SHARE 4
 
@@ -221,6 +222,7 @@ int pool_set_hints(struct ion_pool *pool, const struct ion_pool_hint *hints, siz
 	free(pool->hints);
 	pool->hints = copy;
 	pool->n_hints = kept;
+	pool->fd_share = lim.buffers;
 	pthread_mutex_unlock(pool->lock);
 	return 0;
 }

@@ -43,13 +43,17 @@ struct pool_buf {
 	 * zeroing on (NULL: none): one more reference in the kernel's count,
 	 * which pool_own_refs() expects. */
 	void *map;
+	/* A clean counted buffer's second fd, made by the worker ahead of
+	 * its hand-out (pool_make_spares()), so that a get hands it over
+	 * with no syscall; -1: none. */
+	int spare;
 };
 
 /* The references on a buffer's file when nothing but the pool holds it:
- * its anchor, and its mapping if it has one. */
+ * its anchor, its spare fd and its mapping, those it has. */
 static inline int pool_own_refs(const struct pool_buf *b)
 {
-	return 1 + (b->map != NULL);
+	return 1 + (b->spare >= 0) + (b->map != NULL);
 }
 
 struct ion_pool {
@@ -75,6 +79,9 @@ struct ion_pool {
 	size_t scan, bg_scan;
 	struct ion_pool_hint *hints;
 	size_t n_hints;
+	/* The fds its hinted buffers may hold (a quarter of RLIMIT_NOFILE
+	 * when the hints were set): spares are made within it. */
+	uint64_t fd_share;
 	/* Buffers beyond each hint's count the worker keeps ready: one more
 	 * for each get that found none while the worker ran (the stream
 	 * outruns it), up to the count again; back to 0 at a trim.  A
@@ -193,5 +200,7 @@ int pool_start_worker(struct ion_pool *pool);
 int pool_start_worker_for(struct ion_pool *pool, const char *heap);
 /* Fills hinted classes up to their counts (only_low: those at half). */
 int pool_fill(struct ion_pool *pool, bool only_low);
+/* Called with the lock held: spare fds for the next hand-outs. */
+void pool_make_spares(struct ion_pool *pool);
 
 #endif

@@ -125,6 +125,8 @@ void pool_release(struct pool_buf *b)
 		munmap(b->map, b->size);
 	if (b->fd >= 0)
 		close(b->fd);
+	if (b->spare >= 0)
+		close(b->spare);
 }
 
 /* Called with the pool's lock held: releases buffer i. */
@@ -184,7 +186,7 @@ int pool_add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state stat
 	b = &pool->bufs[pool->n_bufs++];
 	*b = (struct pool_buf){
 		.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .size = size,
-		.state = state, .since_ns = pool_now_ns(), .counted = counted,
+		.state = state, .since_ns = pool_now_ns(), .counted = counted, .spare = -1,
 	};
 	if (state == BUF_OUT && !counted) {
 		b->fd = -1;
@@ -327,12 +329,19 @@ void pool_expire(struct ion_pool *pool)
 			pool_drop(pool, i--, true);
 }
 
+/* A clean buffer of class size, one with a spare fd first. */
 static ssize_t find_free(const struct ion_pool *pool, size_t size)
 {
+	ssize_t found = -1;
+
 	for (size_t i = 0; i < pool->n_bufs; i++)
-		if (pool->bufs[i].state == BUF_FREE && pool->bufs[i].size == size)
-			return (ssize_t)i;
-	return -1;
+		if (pool->bufs[i].state == BUF_FREE && pool->bufs[i].size == size) {
+			if (pool->bufs[i].spare >= 0)
+				return (ssize_t)i;
+			if (found < 0)
+				found = (ssize_t)i;
+		}
+	return found;
 }
 
 /* ---- pools ---- */
@@ -439,10 +448,12 @@ static int hand_out(struct ion_pool *pool, size_t i)
 	int fd;
 
 	if (b->counted) {
-		/* The anchor stays: the kernel's count says when it is back. */
-		fd = fcntl(b->fd, F_DUPFD_CLOEXEC, 3);
+		/* The anchor stays: the kernel's count says when it is back.
+		 * The worker's spare fd, if it made one, is the caller's. */
+		fd = b->spare >= 0 ? b->spare : fcntl(b->fd, F_DUPFD_CLOEXEC, 3);
 		if (fd < 0)
 			return neg_errno();
+		b->spare = -1;
 	} else {
 		/* Nobody could tell when it is back: the caller gets the only
 		 * fd, so that a close releases it. */
@@ -682,16 +693,17 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 		return fd < 0 ? -EBADF : neg_errno();
 	pthread_mutex_lock(pool->lock);
 	/* The pool's own fd under a stale number (a second put of an fd
-	 * whose number an anchor took since): not the caller's to give. */
+	 * whose number an anchor or a spare took since): not the caller's
+	 * to give. */
 	for (i = 0; i < pool->n_bufs; i++)
-		if (pool->bufs[i].fd == fd)
+		if (pool->bufs[i].fd == fd || pool->bufs[i].spare == fd)
 			break;
 	if (i == pool->n_bufs)
 		for (i = 0; i < pool->n_bufs; i++)
 			if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].dev == st.st_dev &&
 			    pool->bufs[i].ino == st.st_ino)
 				break;
-	if (i == pool->n_bufs || pool->bufs[i].fd == fd) {
+	if (i == pool->n_bufs || pool->bufs[i].fd == fd || pool->bufs[i].spare == fd) {
 		/* Not one of ours out: the fd stays the caller's. */
 		pthread_mutex_unlock(pool->lock);
 		return -EINVAL;

@@ -736,6 +736,7 @@ static void test_get_reads_counts_of_old_buffers_only(void **pstate)
 {
 	struct state *s = *pstate;
 	int first, fds[4], fresh, again, last;
+	uint64_t wait;
 
 	first = get_with_worker_held(s); /* nothing is zeroed from here on */
 	set_costs(s->pool, 4000, 6000);	 /* lag 2: counts read with 4 out */
@@ -752,7 +753,12 @@ static void test_get_reads_counts_of_old_buffers_only(void **pstate)
 	again = get(s, KiB(64));
 	assert_int_equal(atomic_load(&main_reads), 1); /* all out < 375 ms */
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 0);
-	sleep_ms(450);
+	/* Until every buffer out is older than that (375 ms and more on a
+	 * loaded machine). */
+	pthread_mutex_lock(s->pool->lock);
+	wait = likely_back(s->pool) / 1000000 + 50;
+	pthread_mutex_unlock(s->pool->lock);
+	sleep_ms((unsigned int)wait);
 	close(fds[0]); /* not put: only its count tells */
 	atomic_store(&main_reads, 0);
 	last = get(s, KiB(64));
@@ -1394,6 +1400,65 @@ static void test_fork_during_refill(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
+/* The clean buffers' spare fds, once the worker made them for all
+ * (5 s at most): how many, and their numbers in spare[]. */
+static size_t spares_of(struct state *s, int spare[], size_t want)
+{
+	uint64_t end = now_ms() + 5000;
+	size_t n;
+
+	do {
+		n = 0;
+		pthread_mutex_lock(s->pool->lock);
+		for (size_t i = 0; i < s->pool->n_bufs; i++)
+			if (s->pool->bufs[i].state == BUF_FREE && s->pool->bufs[i].spare >= 0)
+				spare[n++] = s->pool->bufs[i].spare;
+		pthread_mutex_unlock(s->pool->lock);
+	} while (n < want && now_ms() < end && (sleep_ms(5), true));
+	return n;
+}
+
+/*
+ * With the worker running, a hit hands over a spare fd the worker made
+ * ahead (no syscall on the hot path): the fd the get returns is one of
+ * them.  The spare is no holder: a buffer put back, or closed, comes
+ * back.  A forked child holds no spare.
+ */
+static void test_hit_hands_over_a_spare(void **pstate)
+{
+	struct state *s = *pstate;
+	int spare[8], fd, status;
+	struct stat st;
+	pid_t pid;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_int_equal(spares_of(s, spare, 2), 2);
+	fd = get(s, KiB(64));
+	assert_true(fd == spare[0] || fd == spare[1]);
+	assert_int_equal(fds_on(fd), 2); /* the anchor and the caller's */
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 0, 5000));
+	/* Closed instead: back through its count, as before. */
+	assert_int_equal(spares_of(s, spare, 2), 2);
+	fd = get(s, KiB(64));
+	assert_true(fd == spare[0] || fd == spare[1]);
+	close(fd);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 0, 5000));
+	/* A forked child: no fd of a clean buffer, spare or anchor. */
+	assert_int_equal(spares_of(s, spare, 2), 2);
+	assert_int_equal(fstat(spare[0], &st), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fds_of_ino(st.st_ino) == 0 ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
 /*
  * The pool's own mapping (kept from a buffer's first zeroing) is one
  * reference the pool expects; a caller's mapping is another, and holds
@@ -1518,6 +1583,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_reads_counts_of_old_buffers_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hit_hands_over_a_spare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
