@@ -178,7 +178,14 @@ expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --si
 	      "raw_paced_p99_ns"} and d["stream"]["heap"] == "'"$heap"'" and
 	      0 < d["stream"]["stream_p50_ns"] <= d["stream"]["stream_p99_ns"] and
 	      d["stream"]["stream_hits"] + d["stream"]["stream_misses"] == 60)' \
-		"bench --pool --json: the stream's p50, p99, hits and misses"
+		"bench --pool --json: the stream's p50, p99, hits and misses" &&
+	json 'all(s["p99_after_1s_ns"] is None and 1 <= len(s["slowest_gets"]) <= 3 and
+	          all(0 <= g["at"] < s["hits"] + s["misses"] for g in s["slowest_gets"]) and
+	          [g["ns"] for g in s["slowest_gets"]] ==
+	              sorted((g["ns"] for g in s["slowest_gets"]), reverse=True) and
+	          s["slowest_gets"][0]["ns"] >= s["p99_ns"]
+	          for s in d["streams"] if "p50_ns" in s) and len(d["streams"]) >= 6' \
+		"bench --pool --json: each stream's slowest gets, and no p99 after 1 s of a 1 s stream"
 
 # --sizes with an empty item, a bad one, too many: refused once, clearly.
 expect 2 "bench --sizes 4K,,1M" -- bench --sizes 4K,,1M &&
