@@ -24,6 +24,10 @@
 /* Every context's pools, for fork(): the child empties them all. */
 static pthread_mutex_t all_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ion_pools *all_pools;
+/* Forks so far, counted by fork()'s handler while it holds every pool's
+ * lock: a refill that saw it change while it allocated may have left
+ * its new buffer's fd in a child (fill_one()). */
+static atomic_uint forks;
 
 /*
  * The worker's zeroing, one buffer at a time without the lock (a memset
@@ -296,43 +300,41 @@ int pool_start_worker_for(struct ion_pool *pool, const char *heap)
 
 /*
  * Called with the lock held, which it drops meanwhile: one buffer of
- * class size allocated and added to the pool, clean.  0, or a negative
- * errno.
+ * class size allocated and added to the pool.  0, or a negative errno.
  *
- * The allocation holds a share of the fork lock until its buffer is in
- * the pool: a fork() in another thread between the kernel's return and
- * the pool's entry would leave the child an fd of a clean buffer that the
- * parent then hands out, shared across the fork, which the pools promise
- * never happens.  So a fork waits for at most one allocation under way
- * (none starts while a fork waits), as it waits for a discovery.
+ * A fork() in another thread between the kernel's return and the pool's
+ * entry leaves the child an fd of the new buffer, which the pool cannot
+ * close there.  So a buffer whose allocation saw a fork is entered as out
+ * (not clean): the kernel's count then says when the child let go of it,
+ * and it is never handed out while the child holds it.  Nobody can count
+ * a memfd's holders: such a buffer is released instead.  fork() itself
+ * never waits for an allocation, which can take seconds on CMA.
  */
 static int fill_one(struct ion_pool *pool, size_t size)
 {
+	unsigned int forks_before = atomic_load_explicit(&forks, memory_order_relaxed);
 	const struct ion_heap *heap = NULL;
-	bool counted = false;
+	bool counted = false, forked;
 	uint64_t t0;
-	int fd, r, cancel;
+	int fd, r;
 
 	pthread_mutex_unlock(pool->lock);
-	/* Not cancelled with the share held (a prefill's caller may be), or
-	 * fork() would wait for ever. */
-	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-	ion_fork_share_take();
 	t0 = pool_now_ns();
 	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
 	if (r == 0)
 		counted = pool_is_counted(pool, heap, fd);
 	pthread_mutex_lock(pool->lock);
-	if (r == 0)
-		pool_note_alloc(pool, t0, size);
-	if (r == 0 && (r = pool_add_buf(pool, fd, size, BUF_FREE, counted)) < 0)
+	if (r < 0)
+		return r;
+	pool_note_alloc(pool, t0, size);
+	forked = atomic_load_explicit(&forks, memory_order_relaxed) != forks_before;
+	if (forked && !counted) {
 		close(fd);
-	/* Given back without the pool's lock, which fork()'s handler takes
-	 * inside the fork lock. */
-	pthread_mutex_unlock(pool->lock);
-	ion_fork_share_give();
-	pthread_setcancelstate(cancel, NULL);
-	pthread_mutex_lock(pool->lock);
+		return 0;
+	}
+	r = pool_add_buf(pool, fd, size, forked ? BUF_OUT : BUF_FREE, counted);
+	if (r < 0)
+		close(fd);
 	return r;
 }
 
@@ -539,6 +541,8 @@ void ion_pools_fork_prepare(void)
 		for (struct ion_pool *p = all->list; p; p = p->next)
 			pthread_mutex_lock(p->lock);
 	}
+	/* Every pool's lock held: a refill reads it under its pool's. */
+	atomic_fetch_add_explicit(&forks, 1, memory_order_relaxed);
 }
 
 void ion_pools_fork_parent(void)

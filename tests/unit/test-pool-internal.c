@@ -1344,28 +1344,22 @@ static int fds_of_ino(ino_t ino)
 	return n;
 }
 
-static void *unblock_later(void *arg)
-{
-	(void)arg;
-	sleep_ms(300);
-	atomic_store(&block_allocs, false);
-	return NULL;
-}
-
 /*
  * fork() while the worker is in the middle of a refill: the kernel has
  * made the buffer (its fd is open) and the pool does not hold it yet.
- * The fork waits for the allocation to end, so that the child holds
- * neither the pool's fds nor the new buffer's, which the parent hands out
- * next; the parent's refill completes.
+ * The fork does not wait for the allocation, so the child may keep an fd
+ * of the new buffer; the parent then takes that buffer as out, not
+ * clean, and hands it out only once the child let go of it.  The
+ * child's pools are empty and it holds none of the pool's own fds.
  */
 static void test_fork_during_refill(void **pstate)
 {
 	struct state *s = *pstate;
-	pthread_t unblocker;
+	int fd, got[2], status, gate[2];
+	struct stat st;
 	ino_t ino;
-	int fd, status;
 	pid_t pid;
+	char c;
 
 	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
 	fd = get(s, KiB(64)); /* an anchor the child must close */
@@ -1376,26 +1370,41 @@ static void test_fork_during_refill(void **pstate)
 	assert_true(wait_flag(&alloc_blocked, 5000));
 	ino = atomic_load(&made_ino);
 	assert_true(ino != 0);
-	assert_int_equal(pthread_create(&unblocker, NULL, unblock_later, NULL), 0);
-	pid = fork();
+	assert_int_equal(pipe2(gate, O_CLOEXEC), 0);
+	pid = fork(); /* the worker still holds the new buffer's fd */
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct ion_pool *p = s->pool;
 		bool empty;
 
+		close(gate[1]);
 		pthread_mutex_lock(p->lock);
 		empty = p->n_bufs == 0;
 		pthread_mutex_unlock(p->lock);
-		/* Its own fd of the buffer only: the anchor was closed; and no
-		 * fd of the buffer the worker was making. */
-		_exit(empty && fds_on(fd) == 1 && fds_of_ino(ino) == 0 ? 0 : 1);
+		/* Its own fd of the buffer only: the anchor was closed.  It
+		 * keeps the new buffer's until the parent closes the gate. */
+		if (!empty || fds_on(fd) != 1 || fds_of_ino(ino) != 1)
+			_exit(1);
+		_exit(read(gate[0], &c, 1) == 0 ? 0 : 2);
 	}
-	assert_int_equal(pthread_join(unblocker, NULL), 0);
+	close(gate[0]);
+	atomic_store(&block_allocs, false);
 	atomic_store(&block_after, false);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	/* While the child holds it, the new buffer is not handed out. */
+	for (int k = 0; k < 2; k++) {
+		got[k] = get(s, KiB(64));
+		assert_int_equal(fstat(got[k], &st), 0);
+		assert_true(st.st_ino != ino);
+	}
+	close(gate[1]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
-	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	/* The child gone, its count brings the buffer back. */
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 3, 5000));
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(ion_pool_put(s->pool, got[k], 0), 0);
 	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
