@@ -398,7 +398,10 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
  */
 static uint64_t likely_back(const struct ion_pool *pool)
 {
-	return pool->hold_ns + pool->hold_ns / 4;
+	uint64_t t = pool->hold_ns + pool->hold_ns / 4;
+
+	/* Past a second, a get reads a count whatever the holds were. */
+	return t < 1000000000u ? t : 1000000000u;
 }
 
 /*
@@ -637,11 +640,15 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 }
 
 /* Called with the lock held: b came back by a put, after its holder kept
- * it since since_ns; an average over about the last eight. */
+ * it since since_ns; an average over about the last eight, where one
+ * hold counts as four times the average at most (a buffer kept for a
+ * minute must not stop the gets' reads for the next fifty puts). */
 static void note_hold(struct ion_pool *pool, const struct pool_buf *b)
 {
 	uint64_t hold = pool_now_ns() - b->since_ns;
 
+	if (pool->hold_ns && hold > 4 * pool->hold_ns)
+		hold = 4 * pool->hold_ns;
 	pool->hold_ns = pool->hold_ns ? pool->hold_ns - pool->hold_ns / 8 + hold / 8 : hold;
 }
 
