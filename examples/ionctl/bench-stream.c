@@ -302,6 +302,7 @@ static void run_streams(struct ion_ctx *ctx, struct stream *st, size_t n)
 static void print_stream(const struct stream *st, int json, int *first)
 {
 	const char *heap = ion_heap_get_name(st->heap);
+	char steady[32] = "n/a"; /* a stream of one second */
 
 	if (json) {
 		printf("%s\n  {\"heap\": ", *first ? "" : ",");
@@ -342,12 +343,14 @@ static void print_stream(const struct stream *st, int json, int *first)
 		       st->error == -ENOMEM ? "exhausted" : "failed", strerror(-st->error));
 		return;
 	}
+	if (st->steady99 > 0)
+		snprintf(steady, sizeof(steady), "%.0f", st->steady99);
 	printf("stream %-12s %8zu x %3u/s%s: p50 %.0f p99 %.0f ns (p99/p50 %.2f%s; after 1 s "
-	       "p99 %.0f), %llu hits, "
+	       "p99 %s), %llu hits, "
 	       "%llu misses; raw p50 %.0f, paced p50 %.0f p99 %.0f ns (p99 %s raw paced p50); "
 	       "floor paced p50 %.0f p99 %.0f ns (%.2f)\n",
 	       heap, st->size, st->rate, st->together ? " (4 at once)" : "", st->p50, st->p99,
-	       st->p99 / st->p50, st->p99 <= 2 * st->p50 ? ", met" : ", missed", st->steady99, st->hits,
+	       st->p99 / st->p50, st->p99 <= 2 * st->p50 ? ", met" : ", missed", steady, st->hits,
 	       st->misses, st->raw50, st->paced50, st->paced99,
 	       st->p99 < st->paced50 ? "below" : "NOT below", st->floor50, st->floor99,
 	       st->floor50 > 0 ? st->floor99 / st->floor50 : 0);
