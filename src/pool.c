@@ -639,6 +639,12 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 	return pool_get_size(pool, size, ret_fd);
 }
 
+/* Whether fd is one of b's own: its anchor or its spare. */
+static bool pool_holds_fd(const struct pool_buf *b, int fd)
+{
+	return b->fd == fd || b->spare == fd;
+}
+
 /* Called with the lock held: b came back by a put, after its holder kept
  * it since since_ns; an average over about the last eight, where one
  * hold counts as four times the average at most (a buffer kept for a
@@ -703,14 +709,14 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 	 * whose number an anchor or a spare took since): not the caller's
 	 * to give. */
 	for (i = 0; i < pool->n_bufs; i++)
-		if (pool->bufs[i].fd == fd || pool->bufs[i].spare == fd)
+		if (pool_holds_fd(&pool->bufs[i], fd))
 			break;
 	if (i == pool->n_bufs)
 		for (i = 0; i < pool->n_bufs; i++)
 			if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].dev == st.st_dev &&
 			    pool->bufs[i].ino == st.st_ino)
 				break;
-	if (i == pool->n_bufs || pool->bufs[i].fd == fd || pool->bufs[i].spare == fd) {
+	if (i == pool->n_bufs || pool_holds_fd(&pool->bufs[i], fd)) {
 		/* Not one of ours out: the fd stays the caller's. */
 		pthread_mutex_unlock(pool->lock);
 		return -EINVAL;

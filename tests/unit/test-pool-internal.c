@@ -64,16 +64,38 @@ static int mappings_of(ino_t ino)
 	return n;
 }
 
+/* The fds of this process on the file dev:ino, or -errno.  No cmocka
+ * assertion, so that a forked child may use it. */
+static int fds_of_file(dev_t dev, ino_t ino)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!dir)
+		return -errno;
+	while ((e = readdir(dir))) {
+		char p[300];
+		struct stat st;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(dir))
+			continue;
+		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
+		if (stat(p, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
 /* fdinfo: "ino" and "count", the fds of this process on the inode and
  * its mappings. */
 static int fake_read_file(const char *path, size_t max, char **ret_text, size_t *ret_len)
 {
 	int fd = atoi(path + strlen("/proc/self/fdinfo/")), n = 0;
 	pthread_mutex_t *lock = atomic_load(&watched);
-	struct stat me, st;
-	struct dirent *e;
+	struct stat me;
 	char *text, self[40];
-	DIR *dir;
 
 	(void)max;
 	if (pthread_equal(pthread_self(), main_thread))
@@ -93,19 +115,9 @@ static int fake_read_file(const char *path, size_t max, char **ret_text, size_t 
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
 	if (stat(self, &me) < 0)
 		return -errno;
-	dir = opendir("/proc/self/fd");
-	if (!dir)
-		return -errno;
-	while ((e = readdir(dir))) {
-		char p[300];
-
-		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(dir))
-			continue;
-		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
-		if (stat(p, &st) == 0 && st.st_dev == me.st_dev && st.st_ino == me.st_ino)
-			n++;
-	}
-	closedir(dir);
+	n = fds_of_file(me.st_dev, me.st_ino);
+	if (n < 0)
+		return n;
 	n += mappings_of(me.st_ino);
 	text = malloc(128);
 	if (!text)
@@ -133,8 +145,9 @@ static atomic_bool block_allocs, alloc_blocked, main_enomem, all_enomem;
 static const struct ion_solution *_Atomic block_only;
 /* Set: the refill thread's allocations are held after the kernel made
  * the buffer (its fd open, the pool not told yet), whose inode is left
- * in made_ino. */
+ * in made_dev and made_ino. */
 static atomic_bool block_after;
+static _Atomic(dev_t) made_dev;
 static _Atomic(ino_t) made_ino;
 
 /* The refill thread waits here while block_allocs is set (10 s at most). */
@@ -165,8 +178,10 @@ static int fake_alloc_len(const struct ion_solution *solution, size_t len, int *
 		hold_alloc();
 	r = ion_solution_pool_ops.alloc(solution, len, ret_fd, ret_heap);
 	if (r == 0 && hold && atomic_load(&block_after)) {
-		if (fstat(*ret_fd, &st) == 0)
+		if (fstat(*ret_fd, &st) == 0) {
+			atomic_store(&made_dev, st.st_dev);
 			atomic_store(&made_ino, st.st_ino);
+		}
 		hold_alloc();
 	}
 	return r;
@@ -1324,26 +1339,6 @@ static void test_stream_runs_out_stops_restarts(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
 }
 
-/* The fds of this process on the file of inode ino. */
-static int fds_of_ino(ino_t ino)
-{
-	DIR *dir = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(dir);
-	while ((e = readdir(dir))) {
-		char p[300];
-		struct stat st;
-
-		snprintf(p, sizeof(p), "/proc/self/fd/%s", e->d_name);
-		if (e->d_name[0] != '.' && stat(p, &st) == 0 && st.st_ino == ino)
-			n++;
-	}
-	closedir(dir);
-	return n;
-}
-
 /*
  * fork() while the worker is in the middle of a refill: the kernel has
  * made the buffer (its fd is open) and the pool does not hold it yet.
@@ -1357,6 +1352,7 @@ static void test_fork_during_refill(void **pstate)
 	struct state *s = *pstate;
 	int fd, got[2], status, gate[2];
 	struct stat st;
+	dev_t dev;
 	ino_t ino;
 	pid_t pid;
 	char c;
@@ -1369,6 +1365,7 @@ static void test_fork_during_refill(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
 	assert_true(wait_flag(&alloc_blocked, 5000));
 	ino = atomic_load(&made_ino);
+	dev = atomic_load(&made_dev);
 	assert_true(ino != 0);
 	assert_int_equal(pipe2(gate, O_CLOEXEC), 0);
 	pid = fork(); /* the worker still holds the new buffer's fd */
@@ -1383,7 +1380,7 @@ static void test_fork_during_refill(void **pstate)
 		pthread_mutex_unlock(p->lock);
 		/* Its own fd of the buffer only: the anchor was closed.  It
 		 * keeps the new buffer's until the parent closes the gate. */
-		if (!empty || fds_on(fd) != 1 || fds_of_ino(ino) != 1)
+		if (!empty || fds_on(fd) != 1 || fds_of_file(dev, ino) != 1)
 			_exit(1);
 		_exit(read(gate[0], &c, 1) == 0 ? 0 : 2);
 	}
@@ -1461,7 +1458,7 @@ static void test_hit_hands_over_a_spare(void **pstate)
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		_exit(fds_of_ino(st.st_ino) == 0 ? 0 : 1);
+		_exit(fds_of_file(st.st_dev, st.st_ino) == 0 ? 0 : 1);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
