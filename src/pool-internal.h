@@ -109,6 +109,14 @@ struct ion_pool {
 	/* A put woke the worker since the last get: that get's refill is
 	 * under way, and the next get need not wake it again (serve()). */
 	bool put_woke;
+	/* The stream's pace: when the last get was, and the time between
+	 * two gets (a moving average; 0: not known, or the gets paused for
+	 * a second).  The worker looks at the pool by itself twice a gap,
+	 * so that neither a get nor a put has to wake it (pool_paced()). */
+	uint64_t last_get_ns, gap_ns;
+	/* When background refill was turned on: a stream is likely to
+	 * start, and the worker looks often until its pace is known. */
+	uint64_t armed_ns;
 	/* How long a holder keeps a buffer it puts back (a moving average
 	 * of the puts' holds, ns; 0: no put yet): a get does not read the
 	 * count of a buffer out for less, which is still held (likely_back()). */
@@ -123,7 +131,7 @@ struct ion_pool {
 	/* For an instrumented run (logged at the pool's end, ION_LOG=debug):
 	 * the zeroings, how many a get did itself, and their time; how many
 	 * gets woke the worker. */
-	unsigned long long scrubs, get_scrubs, scrub_ns, scrub_ns_max, get_wakes;
+	unsigned long long scrubs, get_scrubs, scrub_ns, scrub_ns_max, get_wakes, put_wakes;
 	struct ion_pool *next;	/* the context's list */
 };
 
@@ -150,6 +158,8 @@ bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd)
 bool pool_found_free(struct ion_pool *pool, size_t i);
 bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot,
 		  uint64_t out_ns);
+/* How long a buffer has been out before its count is worth reading. */
+uint64_t pool_likely_back(const struct ion_pool *pool);
 void pool_expire(struct ion_pool *pool);
 /* A pool of solution's buffers, listed in the context's pools. */
 int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
@@ -191,6 +201,10 @@ int pool_trim(struct ion_pool *pool, unsigned long long keep);
 /* ---- the refill workers (pool-refill.c) ---- */
 /* Wakes the pool's worker, if it has one. */
 void pool_wake(const struct ion_pool *pool);
+/* Called with the lock held: whether the worker looks at the pool often
+ * enough by itself (at least once between two of its gets) that a get or
+ * a put need not wake it. */
+bool pool_paced(const struct ion_pool *pool);
 /* Whether a worker refills the pool in the background now. */
 bool pool_worker_running(const struct ion_pool *pool);
 /* Called with the context's pools lock held: the pool's heap's worker,

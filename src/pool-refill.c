@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <ion/ion.h>
@@ -101,19 +102,27 @@ static void scrub_unlocked(struct ion_pool *pool)
  * taken again; where fdinfo does not give the inode (before Linux 5.14),
  * the counts are read under the lock as before.
  */
-static void reclaim_unlocked(struct ion_pool *pool)
+static void reclaim_unlocked(struct ion_pool *pool, bool all)
 {
 	struct { int fd; ino_t ino; unsigned int outs; int refs, own; ino_t seen; } c[16];
+	uint64_t now = pool_now_ns(), young;
 	size_t n = 0, i;
 
 	pthread_mutex_lock(pool->lock);
 	pool_expire(pool);
+	/* Between two of its 100 ms looks, the worker paced to a stream
+	 * reads only the counts of buffers out longer than their holders
+	 * keep them, as a get does: a stream that puts its buffers back
+	 * holds those out, and reading their counts at every pass would be
+	 * all loss. */
+	young = all ? 0 : pool_likely_back(pool);
 	/* Sixteen at a time, from where the last pass stopped. */
 	i = pool->bg_scan;
 	for (size_t seen = 0; seen < pool->n_bufs && n < 16; seen++, i++) {
 		if (i >= pool->n_bufs)
 			i = 0;
-		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].counted)
+		if (pool->bufs[i].state == BUF_OUT && pool->bufs[i].counted &&
+		    now - pool->bufs[i].since_ns >= young)
 			c[n++] = (typeof(c[0])){ pool->bufs[i].fd, pool->bufs[i].ino,
 						 pool->bufs[i].outs, 0,
 						 pool_own_refs(&pool->bufs[i]), 0 };
@@ -160,6 +169,9 @@ struct pool_worker {
 	char *heap;		/* the heap's name: the key */
 	pthread_t thread;
 	atomic_int wake_fd;	/* an eventfd, or -1 */
+	/* How often it looks at its pools by itself now, in us: set by the
+	 * thread after each pass (struct look), read by gets and puts. */
+	atomic_uint tick_us;
 	/* Set under the context's pools lock, read under a pool's alone. */
 	atomic_bool running;
 	bool stop;		/* under the context's pools lock */
@@ -186,6 +198,76 @@ static void worker_wake(struct pool_worker *w)
 void pool_wake(const struct ion_pool *pool)
 {
 	worker_wake(atomic_load_explicit(&pool->worker, memory_order_acquire));
+}
+
+/* How often an idle worker looks at its pools, and the fastest it ever
+ * does; how often before a stream's pace is known (2 ms: a stream of
+ * 240 frames a second takes its two ready buffers in 8 ms). */
+#define IDLE_TICK_US 100000u
+#define MIN_TICK_US 1000u
+#define WARM_TICK_US 2000u
+/* A pool whose last get is older than this is not streaming. */
+#define STREAM_GONE_NS 1000000000ull
+
+/* A gap between gets the worker's tick covers: a stream's pace may
+ * jitter by half a gap before a get wakes the worker after all. */
+static bool tick_covers(uint64_t tick_ns, uint64_t gap_ns)
+{
+	return 2 * tick_ns <= 3 * gap_ns;
+}
+
+bool pool_paced(const struct ion_pool *pool)
+{
+	struct pool_worker *w = atomic_load_explicit(&pool->worker, memory_order_acquire);
+	uint64_t tick;
+
+	if (!w || !atomic_load_explicit(&w->running, memory_order_acquire))
+		return false;
+	tick = 1000ull * atomic_load_explicit(&w->tick_us, memory_order_relaxed);
+	return pool->gap_ns ? tick_covers(tick, pool->gap_ns) : tick <= 1000ull * WARM_TICK_US;
+}
+
+/* When the worker looks at its pools next, and how often it then does. */
+struct look {
+	uint64_t at_ns;
+	unsigned int every_us;
+};
+
+/*
+ * Called with the lock held: when the worker should look at pool next.
+ * While a stream runs at a known pace, once a gap between two of its
+ * gets, halfway between them: it zeroes and refills between two gets
+ * without being woken (pool_paced()), as far as it can be from both (a
+ * pass takes the pool's lock, which a get would wait for).  Often (the
+ * warm tick) after background refill was turned on or a stream started,
+ * until its pace is known; the idle tick once the gets stopped for a
+ * second.  Sooner looks of other pools come first (look_sooner()).
+ */
+static struct look pool_next_look(const struct ion_pool *pool, uint64_t now)
+{
+	bool streaming = pool->last_get_ns && now - pool->last_get_ns < STREAM_GONE_NS;
+	uint64_t gap = pool->gap_ns, at;
+
+	if (pool->background && streaming && gap >= 1000ull * MIN_TICK_US) {
+		at = pool->last_get_ns + gap / 2;
+		if (at <= now)
+			at += ((now - at) / gap + 1) * gap;
+		return (struct look){ at, (unsigned int)(gap / 1000) };
+	}
+	if (pool->background && streaming && gap)
+		return (struct look){ now + 1000ull * MIN_TICK_US, MIN_TICK_US };
+	if (pool->background &&
+	    (streaming || (pool->armed_ns && now - pool->armed_ns < STREAM_GONE_NS)))
+		return (struct look){ now + 1000ull * WARM_TICK_US, WARM_TICK_US };
+	return (struct look){ now + 1000ull * IDLE_TICK_US, IDLE_TICK_US };
+}
+
+static void look_sooner(struct look *next, struct look other)
+{
+	if (other.at_ns < next->at_ns)
+		next->at_ns = other.at_ns;
+	if (other.every_us < next->every_us)
+		next->every_us = other.every_us;
 }
 
 bool pool_worker_running(const struct ion_pool *pool)
@@ -242,6 +324,7 @@ static struct pool_worker *worker_of(struct ion_ctx *ctx, const char *heap)
 	w->ctx = ctx;
 	atomic_init(&w->wake_fd, -1);
 	atomic_init(&w->running, false);
+	atomic_init(&w->tick_us, IDLE_TICK_US);
 	/* The first worker polls the pressure trigger, for every pool. */
 	w->psi = !all->workers;
 	w->next = all->workers;
@@ -424,9 +507,12 @@ void pool_make_spares(struct ion_pool *pool)
  * it, and the next tick would take it all again. */
 #define PRESSURE_BACKOFF_NS (10 * 1000000000ull)
 
-/* The worker's work on one pool, without the context's pools lock. */
-static void tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure)
+/* The worker's work on one pool, without the context's pools lock
+ * (all: a 100 ms look, which reads every count); when it wants to be
+ * looked at next. */
+static struct look tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure, bool all)
 {
+	struct look next;
 	bool background;
 
 	if (pressure) {
@@ -437,19 +523,21 @@ static void tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure)
 		pthread_mutex_unlock(pool->lock);
 		if (n)
 			ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
-		return;
+		return (struct look){ UINT64_MAX, IDLE_TICK_US };
 	}
 	pthread_mutex_lock(pool->lock);
 	background = pool->background;
 	pthread_mutex_unlock(pool->lock);
 	if (!background)
-		return;
-	reclaim_unlocked(pool);
+		return (struct look){ UINT64_MAX, IDLE_TICK_US };
+	reclaim_unlocked(pool, all);
 	scrub_unlocked(pool);
 	pool_fill(pool, true);
 	pthread_mutex_lock(pool->lock);
 	pool_make_spares(pool);
+	next = pool_next_look(pool, pool_now_ns());
 	pthread_mutex_unlock(pool->lock);
+	return next;
 }
 
 /* Called with the context's pools lock held: pins w's pools (every pool
@@ -485,6 +573,7 @@ static void *refill_thread(void *arg)
 	int wake_fd = atomic_load_explicit(&w->wake_fd, memory_order_relaxed);
 	int psi = w->psi ? all->psi_fd : -1;
 	struct sched_param batch = { 0 };
+	uint64_t last_all = 0, wait_ns = 1000ull * IDLE_TICK_US;
 
 	/*
 	 * SCHED_BATCH (no privilege needed): a woken worker does not preempt
@@ -498,11 +587,14 @@ static void *refill_thread(void *arg)
 			{ .fd = wake_fd, .events = POLLIN },
 			{ .fd = psi, .events = POLLPRI },
 		};
-		uint64_t count;
+		struct timespec wait = { .tv_sec = (time_t)(wait_ns / 1000000000u),
+					 .tv_nsec = (long)(wait_ns % 1000000000u) };
+		struct look next;
+		uint64_t count, now;
 		size_t n;
-		bool pressure;
+		bool pressure, every;
 
-		poll(fds, psi >= 0 ? 2 : 1, 100);
+		ppoll(fds, psi >= 0 ? 2 : 1, &wait, NULL);
 		if (fds[0].revents & POLLIN && read(wake_fd, &count, sizeof(count)) < 0)
 			count = 0;
 		pressure = psi >= 0 && (fds[1].revents & POLLPRI);
@@ -519,8 +611,23 @@ static void *refill_thread(void *arg)
 		}
 		n = pin_pools(w, pressure);
 		pthread_mutex_unlock(&all->lock);
+		now = pool_now_ns();
+		/* Every count read, once each idle tick. */
+		every = now - last_all >= 1000ull * IDLE_TICK_US;
+		if (every)
+			last_all = now;
+		next = (struct look){ now + 1000ull * IDLE_TICK_US, IDLE_TICK_US };
 		for (size_t k = 0; k < n; k++)
-			tend(ctx, w->snap[k], pressure);
+			look_sooner(&next, tend(ctx, w->snap[k], pressure, every));
+		/* A pressure pass trimmed every pool: the streams' pace stays
+		 * that of the last pass. */
+		if (!pressure)
+			atomic_store_explicit(&w->tick_us, next.every_us, memory_order_relaxed);
+		now = pool_now_ns();
+		/* Never a spin: 100 us at least. */
+		wait_ns = next.at_ns > now + 100000u ? next.at_ns - now : 100000u;
+		if (wait_ns > 1000ull * IDLE_TICK_US)
+			wait_ns = 1000ull * IDLE_TICK_US;
 		pthread_mutex_lock(&all->lock);
 		for (size_t k = 0; k < n; k++)
 			w->snap[k]->pins--;
@@ -670,9 +777,19 @@ ION_EXPORT int ion_pool_set_background(struct ion_pool *pool, int background)
 	pthread_mutex_lock(&all->lock);
 	pthread_mutex_lock(pool->lock);
 	pool->background = background != 0;
+	/* A stream is likely to start: the worker looks often (and gets
+	 * need not wake it) until its pace is known. */
+	pool->armed_ns = background ? pool_now_ns() : 0;
 	pthread_mutex_unlock(pool->lock);
 	if (background)
 		r = pool_start_worker(pool);
+	if (background && r == 0) {
+		/* At once, not at its next pass: the first get need not wake it. */
+		struct pool_worker *w = atomic_load_explicit(&pool->worker, memory_order_acquire);
+
+		if (atomic_load_explicit(&w->tick_us, memory_order_relaxed) > WARM_TICK_US)
+			atomic_store_explicit(&w->tick_us, WARM_TICK_US, memory_order_relaxed);
+	}
 	pool_wake(pool);
 	pthread_mutex_unlock(&all->lock);
 	return r;

@@ -394,9 +394,10 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
  * buffers back, those out are held, and reading them is all loss (the
  * 4 KiB streams' slow gets under TCG, four at once, spent 18 ms on
  * average there).  A buffer closed instead of put is soon older than
- * that, and the worker reads every count anyway.  0 before any put.
+ * that, and the worker reads every count at least every 100 ms.  0
+ * before any put.
  */
-static uint64_t likely_back(const struct ion_pool *pool)
+uint64_t pool_likely_back(const struct ion_pool *pool)
 {
 	uint64_t t = pool->hold_ns + pool->hold_ns / 4;
 
@@ -443,9 +444,25 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 	return waiting < lag;
 }
 
-/* Called with the lock held: hands out buffer i (free); its fd for the
- * caller, or a negative errno. */
-static int hand_out(struct ion_pool *pool, size_t i)
+/*
+ * Called with the lock held: a get at now, for the stream's pace.  A
+ * pause of a second starts the measure over: a stream that stops and
+ * restarts may come back at another rate.
+ */
+static void note_get(struct ion_pool *pool, uint64_t now)
+{
+	uint64_t gap = now - pool->last_get_ns;
+
+	if (!pool->last_get_ns || gap >= 1000000000u)
+		pool->gap_ns = 0;
+	else
+		pool->gap_ns = pool->gap_ns ? pool->gap_ns - pool->gap_ns / 8 + gap / 8 : gap;
+	pool->last_get_ns = now;
+}
+
+/* Called with the lock held: hands out buffer i (free) at now; its fd
+ * for the caller, or a negative errno. */
+static int hand_out(struct ion_pool *pool, size_t i, uint64_t now)
 {
 	struct pool_buf *b = &pool->bufs[i];
 	int fd;
@@ -465,7 +482,7 @@ static int hand_out(struct ion_pool *pool, size_t i)
 		pool->n_unanchored++;
 	}
 	b->state = BUF_OUT;
-	b->since_ns = pool_now_ns();
+	b->since_ns = now;
 	b->outs++;
 	b->recheck_ns = 0; /* a new holder: looked at from the next get on */
 	b->held_seen = 0;
@@ -478,21 +495,20 @@ static int hand_out(struct ion_pool *pool, size_t i)
 }
 
 /* Called with the lock held, which it drops: hands out buffer i of class
- * size to the caller.  0, or a negative errno. */
-static int serve(struct ion_pool *pool, size_t i, size_t size, int *ret_fd)
+ * size to the caller at now.  0, or a negative errno. */
+static int serve(struct ion_pool *pool, size_t i, size_t size, uint64_t now, int *ret_fd)
 {
-	int fd = hand_out(pool, i);
+	int fd = hand_out(pool, i, now);
 	/* Wake the refill thread only at the low watermark: a write to its
 	 * eventfd on every hit would cost the hot path a syscall and a
 	 * contended wake-up.  Nor when a put has woken it since the last
-	 * get: in a stream that hands buffers back, each put wakes the worker
-	 * anyway, and it refills to the hint then, off the get's clock.  The
-	 * wake-up was what a get's p99 was made of in the 6.1 VM (an eventfd
-	 * write of 1 to 5 ms under TCG, timed inside the get, while the hit
-	 * itself took 40 us); a stream that closes its buffers instead still
-	 * has every get at the watermark wake the worker. */
+	 * get, nor when it looks at the pool by itself at the stream's pace
+	 * (pool_paced()).  The wake-up was what a get's p99 was made of in
+	 * the 6.1 VM: waking a thread on an idle vCPU costs the writer 0.4
+	 * to 4 ms under TCG (tests/bench/wake-cost.c), while the hit itself
+	 * takes 40 us. */
 	bool low = fd >= 0 && pool->background && !pool->put_woke &&
-		   pool_below_watermark(pool, size);
+		   pool_below_watermark(pool, size) && !pool_paced(pool);
 
 	pool->put_woke = false;
 	pool->get_wakes += low;
@@ -581,13 +597,14 @@ static int get_after_enomem(struct ion_pool *pool, size_t size, int *ret_fd)
 		return -ENOMEM;
 	}
 	pool->stats[ION_POOL_STAT_MISSES]--; /* it allocated nothing */
-	return serve(pool, (size_t)i, size, ret_fd);
+	return serve(pool, (size_t)i, size, pool_now_ns(), ret_fd);
 }
 
 int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 {
 	const struct ion_heap *heap = NULL;
 	bool thread_zeroes = false, reclaim = false;
+	uint64_t now;
 	ssize_t i;
 	int fd, r;
 
@@ -612,14 +629,19 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 			i = scrub_one(pool, size);
 	} else if (i < 0 && reclaim) {
 		/* Closed ones back (dirty: the worker's), then allocate. */
-		pool_reclaim(pool, size, 8, true, likely_back(pool));
+		pool_reclaim(pool, size, 8, true, pool_likely_back(pool));
 	}
+	now = pool_now_ns();
+	note_get(pool, now);
 	if (i >= 0)
-		return serve(pool, (size_t)i, size, ret_fd);
+		return serve(pool, (size_t)i, size, now, ret_fd);
 	pool->stats[ION_POOL_STAT_MISSES]++;
+	/* What came back, zeroed for the next, unless the worker comes by
+	 * itself before the next get. */
+	thread_zeroes = thread_zeroes && !pool_paced(pool);
 	pthread_mutex_unlock(pool->lock);
 	if (thread_zeroes)
-		pool_wake(pool); /* what came back, zeroed for the next */
+		pool_wake(pool);
 
 	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
 	if (r == -ENOMEM)
@@ -698,7 +720,7 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 	struct stat st;
 	size_t i;
 	int refs;
-	bool dirty, released;
+	bool dirty, released, wake;
 
 	if (!pool || (flags & ~ION_POOL_VOUCH))
 		return -EINVAL;
@@ -748,12 +770,17 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 	note_hold(pool, &pool->bufs[i]);
 	released = take_back(pool, i, &gone);
 	dirty = !released && i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
-	if (dirty || released)
+	/* Work for the worker: woken, unless it comes by itself before the
+	 * next get (a wake-up can cost a put milliseconds, as a get). */
+	wake = (dirty || released) && !pool_paced(pool);
+	if (wake) {
 		pool->put_woke = true;
+		pool->put_wakes++;
+	}
 	pthread_mutex_unlock(pool->lock);
 	if (released)
 		pool_release(&gone);
-	if (dirty || released)
+	if (wake)
 		pool_wake(pool);
 	return 0;
 }
