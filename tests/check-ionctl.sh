@@ -185,7 +185,10 @@ expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --si
 	              sorted((g["ns"] for g in s["slowest_gets"]), reverse=True) and
 	          s["slowest_gets"][0]["ns"] >= s["p99_ns"]
 	          for s in d["streams"] if "p50_ns" in s) and len(d["streams"]) >= 6' \
-		"bench --pool --json: each stream's slowest gets, and no p99 after 1 s of a 1 s stream"
+		"bench --pool --json: each stream's slowest gets, and no p99 after 1 s of a 1 s stream" &&
+	json '([w["rate"] for w in d["wakes"]] == [60, 240] and
+	       all(0 < w["p50_ns"] <= w["p99_ns"] for w in d["wakes"]))' \
+		"bench --pool --json: what a wake-up costs at 60 and 240 a second"
 
 # --sizes with an empty item, a bad one, too many: refused once, clearly.
 expect 2 "bench --sizes 4K,,1M" -- bench --sizes 4K,,1M &&

@@ -13,14 +13,23 @@
  * is the machine's own noise at that rate.  For the pooled run also its
  * p99 after the first second and its three slowest gets, by position:
  * at 60/s the p99 is the third slowest of 300, so a stream's first
- * frames alone can set it.
+ * frames alone can set it.  Last, what waking a thread costs the thread
+ * that wakes it (an eventfd write to a thread blocked in poll(), as the
+ * pools' refill worker is), paced at both rates: what a get or a put
+ * would pay if it woke the worker, which the pools no longer do while a
+ * stream runs at a steady pace.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -199,6 +208,99 @@ static int run_floor(struct stream *st, struct series *s)
 	}
 	close(fd);
 	return r;
+}
+
+/* The woken thread: blocked in poll() on an eventfd, as the pools'
+ * refill worker is (SCHED_BATCH too), doing nothing with a wake-up but
+ * reading the count. */
+struct sleeper {
+	int fd;
+	atomic_bool stop;
+};
+
+static void *sleep_on(void *arg)
+{
+	struct sleeper *z = arg;
+	struct sched_param batch = { 0 };
+
+	pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
+	while (!atomic_load(&z->stop)) {
+		struct pollfd p = { .fd = z->fd, .events = POLLIN };
+		uint64_t count;
+
+		if (poll(&p, 1, 100) > 0)
+			(void)!read(z->fd, &count, sizeof(count));
+	}
+	return NULL;
+}
+
+/* A wake-up's cost to the waker, paced at rate for seconds: p50, p99. */
+static int run_wake(unsigned int rate, unsigned int seconds, double pct[2])
+{
+	struct sleeper z = { .fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) };
+	struct series s = { 0 };
+	double next;
+	pthread_t thread;
+	uint64_t one = 1;
+	int r = 0;
+
+	if (z.fd < 0)
+		return -errno;
+	atomic_init(&z.stop, false);
+	if ((r = -pthread_create(&thread, NULL, sleep_on, &z)) < 0) {
+		close(z.fd);
+		return r;
+	}
+	next = ionctl_now_ns();
+	for (unsigned int i = 0; r == 0 && i < seconds * rate; i++) {
+		double t0;
+
+		pace(&next, 1e9 / rate);
+		t0 = ionctl_now_ns();
+		r = write(z.fd, &one, sizeof(one)) < 0 ? -errno : series_add(&s, ionctl_now_ns() - t0);
+	}
+	atomic_store(&z.stop, true);
+	(void)!write(z.fd, &one, sizeof(one));
+	pthread_join(thread, NULL);
+	close(z.fd);
+	if (r == 0) {
+		pct[0] = series_pct(&s, 50);
+		pct[1] = series_pct(&s, 99);
+	}
+	series_free(&s);
+	return r;
+}
+
+static void print_wakes(unsigned int seconds, int json, unsigned int *failed)
+{
+	static const unsigned int rates[] = { 60, 240 };
+
+	if (json)
+		printf(",\n \"wakes\": [");
+	for (int k = 0; k < 2; k++) {
+		double pct[2] = { 0, 0 };
+		int r;
+
+		ionctl_progress("bench", "--pool, a thread woken %u times a second...", rates[k]);
+		r = run_wake(rates[k], seconds, pct);
+		ionctl_progress_done();
+		if (r < 0) {
+			(*failed)++;
+			if (json)
+				printf("%s{\"rate\": %u, \"error\": \"%s\"}", k ? ", " : "", rates[k],
+				       strerror(-r));
+			else
+				printf("wake-up at %u/s: failed: %s\n", rates[k], strerror(-r));
+		} else if (json) {
+			printf("%s{\"rate\": %u, \"p50_ns\": %.0f, \"p99_ns\": %.0f}", k ? ", " : "",
+			       rates[k], pct[0], pct[1]);
+		} else {
+			printf("wake-up of a thread at %u/s (a get no longer pays it): p50 %.0f p99 %.0f ns\n",
+			       rates[k], pct[0], pct[1]);
+		}
+	}
+	if (json)
+		printf("]");
 }
 
 /* The three slowest of s, in the order taken (before a sort). */
@@ -473,4 +575,5 @@ void bench_streams(struct ion_ctx *ctx, const char *only, unsigned int seconds, 
 	}
 	if (json)
 		printf("]");
+	print_wakes(seconds, json, failed);
 }
