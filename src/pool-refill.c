@@ -105,10 +105,11 @@ static void scrub_unlocked(struct ion_pool *pool)
 static void reclaim_unlocked(struct ion_pool *pool, bool all)
 {
 	struct { int fd; ino_t ino; unsigned int outs; int refs, own; ino_t seen; } c[16];
-	uint64_t now = pool_now_ns(), young;
+	uint64_t now, young;
 	size_t n = 0, i;
 
 	pthread_mutex_lock(pool->lock);
+	now = pool_now_ns(); /* after the lock: no get hands out later */
 	pool_expire(pool);
 	/* Between two of its 100 ms looks, the worker paced to a stream
 	 * reads only the counts of buffers out longer than their holders
@@ -206,8 +207,11 @@ void pool_wake(const struct ion_pool *pool)
 #define IDLE_TICK_US 100000u
 #define MIN_TICK_US 1000u
 #define WARM_TICK_US 2000u
-/* A pool whose last get is older than this is not streaming. */
+/* A pool whose last get is older than this is not streaming; one whose
+ * first get is older than that with no second one yet is not starting
+ * a stream (a get now and then, not 10 a second). */
 #define STREAM_GONE_NS 1000000000ull
+#define STREAM_START_NS 100000000ull
 
 /* A gap between gets the worker's tick covers: a stream's pace may
  * jitter by half a gap before a get wakes the worker after all. */
@@ -245,19 +249,23 @@ struct look {
  */
 static struct look pool_look(const struct ion_pool *pool, uint64_t now)
 {
-	bool streaming = pool->last_get_ns && now - pool->last_get_ns < STREAM_GONE_NS;
+	uint64_t since = pool->last_get_ns ? now - pool->last_get_ns : UINT64_MAX;
 	uint64_t gap = pool->gap_ns, at;
 
-	if (pool->background && streaming && gap >= 1000ull * MIN_TICK_US) {
+	if (!pool->background)
+		return (struct look){ now + 1000ull * IDLE_TICK_US, IDLE_TICK_US };
+	/* A stream at a pace the worker can follow. */
+	if (gap >= 1000ull * MIN_TICK_US && since < STREAM_GONE_NS) {
 		at = pool->last_get_ns + gap / 2;
 		if (at <= now)
 			at += ((now - at) / gap + 1) * gap;
 		return (struct look){ at, (unsigned int)(gap / 1000) };
 	}
-	if (pool->background && streaming && gap)
-		return (struct look){ now + 1000ull * MIN_TICK_US, MIN_TICK_US };
-	if (pool->background &&
-	    (streaming || (pool->armed_ns && now - pool->armed_ns < STREAM_GONE_NS)))
+	/* Refill just turned on, or a first get with no second yet: a
+	 * stream may be starting.  (A burst of gets closer than a tick is
+	 * none to follow: they wake the worker, as before.) */
+	if ((!gap && since < STREAM_START_NS) ||
+	    (pool->armed_ns && now - pool->armed_ns < STREAM_GONE_NS))
 		return (struct look){ now + 1000ull * WARM_TICK_US, WARM_TICK_US };
 	return (struct look){ now + 1000ull * IDLE_TICK_US, IDLE_TICK_US };
 }
@@ -651,10 +659,11 @@ static void *refill_thread(void *arg)
 		next = (struct look){ now + 1000ull * IDLE_TICK_US, IDLE_TICK_US };
 		for (size_t k = 0; k < n; k++)
 			look_sooner(&next, tend(ctx, w->snap[k], pressure, every));
-		/* A pressure pass trimmed every pool: the streams' pace stays
-		 * that of the last pass. */
-		if (!pressure)
-			atomic_store_explicit(&w->tick_us, next.every_us, memory_order_relaxed);
+		/* A pressure pass trimmed every pool and holds their refills
+		 * off: it looks again in 100 ms, and until then gets and puts
+		 * wake it as they would an idle worker. */
+		atomic_store_explicit(&w->tick_us, pressure ? IDLE_TICK_US : next.every_us,
+				      memory_order_relaxed);
 		now = pool_now_ns();
 		/* Never a spin: 100 us at least. */
 		wait_ns = next.at_ns > now + 100000u ? next.at_ns - now : 100000u;

@@ -447,16 +447,22 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 /*
  * Called with the lock held: a get at now, for the stream's pace.  A
  * pause of a second starts the measure over: a stream that stops and
- * restarts may come back at another rate.
+ * restarts may come back at another rate.  A shorter pause (a seek)
+ * counts as four gaps at most, as a hold does in note_hold(): one pause
+ * of 900 ms must not make the worker plan its looks 100 ms apart for the
+ * next twenty gets of a 240/s stream.
  */
 static void note_get(struct ion_pool *pool, uint64_t now)
 {
 	uint64_t gap = now - pool->last_get_ns;
 
-	if (!pool->last_get_ns || gap >= 1000000000u)
+	if (!pool->last_get_ns || gap >= 1000000000u) {
 		pool->gap_ns = 0;
-	else
+	} else {
+		if (pool->gap_ns && gap > 4 * pool->gap_ns)
+			gap = 4 * pool->gap_ns;
 		pool->gap_ns = pool->gap_ns ? pool->gap_ns - pool->gap_ns / 8 + gap / 8 : gap;
+	}
 	pool->last_get_ns = now;
 }
 

@@ -541,6 +541,7 @@ void bench_streams(struct ion_ctx *ctx, const char *only, unsigned int seconds, 
 			printf(",\n \"streams\": []");
 		else
 			printf("streams: no heap\n");
+		print_wakes(seconds, json, failed);
 		return;
 	}
 	cam = cam ? cam : h;
