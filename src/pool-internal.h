@@ -111,8 +111,9 @@ struct ion_pool {
 	bool put_woke;
 	/* The stream's pace: when the last get was, and the time between
 	 * two gets (a moving average; 0: not known, or the gets paused for
-	 * a second).  The worker looks at the pool by itself twice a gap,
-	 * so that neither a get nor a put has to wake it (pool_paced()). */
+	 * a second).  The worker looks at the pool by itself once a gap,
+	 * halfway between two gets, so that neither a get nor a put has to
+	 * wake it (pool_paced()). */
 	uint64_t last_get_ns, gap_ns;
 	/* When background refill was turned on: a stream is likely to
 	 * start, and the worker looks often until its pace is known. */

@@ -511,8 +511,8 @@ static int serve(struct ion_pool *pool, size_t i, size_t size, uint64_t now, int
 	 * get, nor when it looks at the pool by itself at the stream's pace
 	 * (pool_paced()).  The wake-up was what a get's p99 was made of in
 	 * the 6.1 VM: waking a thread on an idle vCPU costs the writer 0.4
-	 * to 4 ms under TCG (tests/bench/wake-cost.c), while the hit itself
-	 * takes 40 us. */
+	 * to 4 ms under TCG (`wakes` in ionctl bench --pool), while the hit
+	 * itself takes 40 us. */
 	bool low = fd >= 0 && pool->background && !pool->put_woke &&
 		   pool_below_watermark(pool, size) && !pool_paced(pool);
 
