@@ -2,7 +2,8 @@
 /*
  * A pool's body and the functions its files share: the cache (pool.c),
  * its hints (pool-hints.c), its limits and statistics (pool-limits.c),
- * the refill workers (pool-refill.c), the zeroing and its cost
+ * the refill workers (pool-refill.c), the stream's pace (pool-pace.c),
+ * the zeroing and its cost
  * (pool-scrub.c) and heaps' own pools (pool-heap.c).
  * Nothing outside these files includes it.
  */
@@ -159,8 +160,6 @@ bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd)
 bool pool_found_free(struct ion_pool *pool, size_t i);
 bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot,
 		  uint64_t out_ns);
-/* How long a buffer has been out before its count is worth reading. */
-uint64_t pool_likely_back(const struct ion_pool *pool);
 void pool_expire(struct ion_pool *pool);
 /* A pool of solution's buffers, listed in the context's pools. */
 int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
@@ -199,15 +198,46 @@ size_t pool_want(const struct ion_pool *pool, size_t h);
 /* Releases what is free again, then idle buffers down to keep bytes. */
 int pool_trim(struct ion_pool *pool, unsigned long long keep);
 
+/* ---- the stream's pace (pool-pace.c), all called with the lock held ---- */
+/* How often an idle worker looks at its pools by itself, in us; how often
+ * before a stream's pace is known (2 ms: a stream of 240 frames a second
+ * takes its two ready buffers in 8 ms). */
+#define POOL_IDLE_TICK_US 100000u
+#define POOL_WARM_TICK_US 2000u
+/* When the worker looks at a pool next, and how often it then does. */
+struct pool_look {
+	uint64_t at_ns;
+	unsigned int every_us;
+};
+/* A get at now; a put of b. */
+void pool_note_get(struct ion_pool *pool, uint64_t now);
+void pool_note_hold(struct ion_pool *pool, const struct pool_buf *b);
+/* How long a buffer has been out before its count is worth reading. */
+uint64_t pool_likely_back(const struct ion_pool *pool);
+/* Whether the worker looks at the pool often enough by itself (at least
+ * once between two of its gets) that a get or a put need not wake it. */
+bool pool_paced(const struct ion_pool *pool);
+/* When the worker should look at the pool next: at once if a pass would
+ * find work (pool_class_to_fill(), a buffer to zero). */
+struct pool_look pool_next_look(const struct ion_pool *pool, uint64_t now);
+/* Makes *next the sooner and more frequent of the two (no lock). */
+void pool_look_sooner(struct pool_look *next, struct pool_look other);
+
 /* ---- the refill workers (pool-refill.c) ---- */
 /* Wakes the pool's worker, if it has one. */
 void pool_wake(const struct ion_pool *pool);
-/* Called with the lock held: whether the worker looks at the pool often
- * enough by itself (at least once between two of its gets) that a get or
- * a put need not wake it. */
-bool pool_paced(const struct ion_pool *pool);
 /* Whether a worker refills the pool in the background now. */
 bool pool_worker_running(const struct ion_pool *pool);
+/* How often its worker looks at its pools by itself now, in us (as it
+ * published after its last pass); 0 without a running worker. */
+unsigned int pool_worker_tick_us(const struct ion_pool *pool);
+/* Called with the lock held: whether a failed refill holds the
+ * background refill off at now. */
+bool pool_refill_held_off(const struct ion_pool *pool, uint64_t now);
+/* Called with the lock held: the class of hint h if a refill would add
+ * to it now (below its count, with room; only_low: only at its
+ * watermark, half its count), else 0. */
+size_t pool_class_to_fill(const struct ion_pool *pool, size_t h, bool only_low);
 /* Called with the context's pools lock held: the pool's heap's worker,
  * started if it is not running. */
 int pool_start_worker(struct ion_pool *pool);

@@ -171,7 +171,7 @@ struct pool_worker {
 	pthread_t thread;
 	atomic_int wake_fd;	/* an eventfd, or -1 */
 	/* How often it looks at its pools by itself now, in us: set by the
-	 * thread after each pass (struct look), read by gets and puts. */
+	 * thread after each pass (struct pool_look), read by gets and puts. */
 	atomic_uint tick_us;
 	/* Set under the context's pools lock, read under a pool's alone. */
 	atomic_bool running;
@@ -201,113 +201,13 @@ void pool_wake(const struct ion_pool *pool)
 	worker_wake(atomic_load_explicit(&pool->worker, memory_order_acquire));
 }
 
-/* How often an idle worker looks at its pools, and the fastest it ever
- * does; how often before a stream's pace is known (2 ms: a stream of
- * 240 frames a second takes its two ready buffers in 8 ms). */
-#define IDLE_TICK_US 100000u
-#define MIN_TICK_US 1000u
-#define WARM_TICK_US 2000u
-/* A pool whose last get is older than this is not streaming; one whose
- * first get is older than that with no second one yet is not starting
- * a stream (a get now and then, not 10 a second). */
-#define STREAM_GONE_NS 1000000000ull
-#define STREAM_START_NS 100000000ull
-
-/* A gap between gets the worker's tick covers: a stream's pace may
- * jitter by half a gap before a get wakes the worker after all. */
-static bool tick_covers(uint64_t tick_ns, uint64_t gap_ns)
-{
-	return 2 * tick_ns <= 3 * gap_ns;
-}
-
-bool pool_paced(const struct ion_pool *pool)
+unsigned int pool_worker_tick_us(const struct ion_pool *pool)
 {
 	struct pool_worker *w = atomic_load_explicit(&pool->worker, memory_order_acquire);
-	uint64_t tick;
 
 	if (!w || !atomic_load_explicit(&w->running, memory_order_acquire))
-		return false;
-	tick = 1000ull * atomic_load_explicit(&w->tick_us, memory_order_relaxed);
-	return pool->gap_ns ? tick_covers(tick, pool->gap_ns) : tick <= 1000ull * WARM_TICK_US;
-}
-
-/* When the worker looks at its pools next, and how often it then does. */
-struct look {
-	uint64_t at_ns;
-	unsigned int every_us;
-};
-
-/*
- * Called with the lock held: when the worker should look at pool next.
- * While a stream runs at a known pace, once a gap between two of its
- * gets, halfway between them: it zeroes and refills between two gets
- * without being woken (pool_paced()), as far as it can be from both (a
- * pass takes the pool's lock, which a get would wait for).  Often (the
- * warm tick) after background refill was turned on or a stream started,
- * until its pace is known; the idle tick once the gets stopped for a
- * second.  Sooner looks of other pools come first (look_sooner()).
- */
-static struct look pool_look(const struct ion_pool *pool, uint64_t now)
-{
-	uint64_t since = pool->last_get_ns ? now - pool->last_get_ns : UINT64_MAX;
-	uint64_t gap = pool->gap_ns, at;
-
-	if (!pool->background)
-		return (struct look){ now + 1000ull * IDLE_TICK_US, IDLE_TICK_US };
-	/* A stream at a pace the worker can follow. */
-	if (gap >= 1000ull * MIN_TICK_US && since < STREAM_GONE_NS) {
-		at = pool->last_get_ns + gap / 2;
-		if (at <= now)
-			at += ((now - at) / gap + 1) * gap;
-		return (struct look){ at, (unsigned int)(gap / 1000) };
-	}
-	/* Refill just turned on, or a first get with no second yet: a
-	 * stream may be starting.  (A burst of gets closer than a tick is
-	 * none to follow: they wake the worker, as before.) */
-	if ((!gap && since < STREAM_START_NS) ||
-	    (pool->armed_ns && now - pool->armed_ns < STREAM_GONE_NS))
-		return (struct look){ now + 1000ull * WARM_TICK_US, WARM_TICK_US };
-	return (struct look){ now + 1000ull * IDLE_TICK_US, IDLE_TICK_US };
-}
-
-/* Called with the lock held: whether a pass now would find work: a
- * buffer to zero, or a class that its refill would fill (at its
- * watermark, with room, not held off after a failed refill). */
-static bool pool_has_work(const struct ion_pool *pool, uint64_t now)
-{
-	for (size_t i = 0; i < pool->n_bufs; i++)
-		if (pool->bufs[i].state == BUF_DIRTY)
-			return true;
-	if (pool->refill_after_ns && now < pool->refill_after_ns)
-		return false;
-	for (size_t h = 0; h < pool->n_hints; h++) {
-		size_t size = pool_class_of(pool, pool->hints[h].size);
-
-		if (size && pool_below_watermark(pool, size) && pool_room_for(pool, size))
-			return true;
-	}
-	return false;
-}
-
-/* The same, but at once while work is left: a pass that zeroed or
- * allocated for longer than a gap (8 MiB at 240/s on 5.10's system heap)
- * must not then wait for the next halfway point, which a put's wake-up
- * never made it do. */
-static struct look pool_next_look(const struct ion_pool *pool, uint64_t now)
-{
-	struct look next = pool_look(pool, now);
-
-	if (pool->background && pool_has_work(pool, now))
-		next.at_ns = now;
-	return next;
-}
-
-static void look_sooner(struct look *next, struct look other)
-{
-	if (other.at_ns < next->at_ns)
-		next->at_ns = other.at_ns;
-	if (other.every_us < next->every_us)
-		next->every_us = other.every_us;
+		return 0;
+	return atomic_load_explicit(&w->tick_us, memory_order_relaxed);
 }
 
 bool pool_worker_running(const struct ion_pool *pool)
@@ -364,7 +264,7 @@ static struct pool_worker *worker_of(struct ion_ctx *ctx, const char *heap)
 	w->ctx = ctx;
 	atomic_init(&w->wake_fd, -1);
 	atomic_init(&w->running, false);
-	atomic_init(&w->tick_us, IDLE_TICK_US);
+	atomic_init(&w->tick_us, POOL_IDLE_TICK_US);
 	/* The first worker polls the pressure trigger, for every pool. */
 	w->psi = !all->workers;
 	w->next = all->workers;
@@ -461,28 +361,45 @@ static int fill_one(struct ion_pool *pool, size_t size)
 	return r;
 }
 
+bool pool_refill_held_off(const struct ion_pool *pool, uint64_t now)
+{
+	return pool->refill_after_ns && now < pool->refill_after_ns;
+}
+
+size_t pool_class_to_fill(const struct ion_pool *pool, size_t h, bool only_low)
+{
+	size_t size = pool_class_of(pool, pool->hints[h].size), have, want;
+
+	if (!size)
+		return 0;
+	have = pool_clean(pool, size);
+	want = pool_want(pool, h);
+	if (have >= want || (only_low && have > want / 2) || !pool_room_for(pool, size))
+		return 0;
+	return size;
+}
+
 /*
  * Fills each hinted class up to its count, allocating without the lock
  * (a kernel allocation can take milliseconds).  only_low: only classes
- * that fell to half their count (background refill).  Returns the buffers
- * added, or a negative errno from the first allocation that failed.
+ * that fell to half their count, unless held off after a failed refill
+ * (background refill).  Returns the buffers added, or a negative errno
+ * from the first allocation that failed.
  */
 int pool_fill(struct ion_pool *pool, bool only_low)
 {
 	int added = 0;
 
 	pthread_mutex_lock(pool->lock);
-	if (only_low && pool->refill_after_ns && pool_now_ns() < pool->refill_after_ns) {
+	if (only_low && pool_refill_held_off(pool, pool_now_ns())) {
 		pthread_mutex_unlock(pool->lock);
 		return 0;
 	}
 	for (size_t h = 0; h < pool->n_hints; h++) {
-		size_t size = pool_class_of(pool, pool->hints[h].size);
-		size_t have = pool_clean(pool, size), want = pool_want(pool, h);
+		size_t size = pool_class_to_fill(pool, h, only_low);
+		size_t n = size ? pool_want(pool, h) - pool_clean(pool, size) : 0;
 
-		if (!size || have >= want || (only_low && have > want / 2))
-			continue;
-		while (have < want && pool_room_for(pool, size)) {
+		for (; n && pool_room_for(pool, size); n--) {
 			int r = fill_one(pool, size);
 
 			if (r < 0) {
@@ -493,7 +410,6 @@ int pool_fill(struct ion_pool *pool, bool only_low)
 			}
 			pool->refill_after_ns = 0;
 			pool->stats[ION_POOL_STAT_REFILLS]++;
-			have++;
 			added++;
 		}
 	}
@@ -550,9 +466,9 @@ void pool_make_spares(struct ion_pool *pool)
 /* The worker's work on one pool, without the context's pools lock
  * (all: a 100 ms look, which reads every count); when it wants to be
  * looked at next. */
-static struct look tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure, bool all)
+static struct pool_look tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure, bool all)
 {
-	struct look next;
+	struct pool_look next;
 	bool background;
 
 	if (pressure) {
@@ -563,13 +479,13 @@ static struct look tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressur
 		pthread_mutex_unlock(pool->lock);
 		if (n)
 			ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
-		return (struct look){ UINT64_MAX, IDLE_TICK_US };
+		return (struct pool_look){ UINT64_MAX, POOL_IDLE_TICK_US };
 	}
 	pthread_mutex_lock(pool->lock);
 	background = pool->background;
 	pthread_mutex_unlock(pool->lock);
 	if (!background)
-		return (struct look){ UINT64_MAX, IDLE_TICK_US };
+		return (struct pool_look){ UINT64_MAX, POOL_IDLE_TICK_US };
 	reclaim_unlocked(pool, all);
 	scrub_unlocked(pool);
 	pool_fill(pool, true);
@@ -613,7 +529,7 @@ static void *refill_thread(void *arg)
 	int wake_fd = atomic_load_explicit(&w->wake_fd, memory_order_relaxed);
 	int psi = w->psi ? all->psi_fd : -1;
 	struct sched_param batch = { 0 };
-	uint64_t last_all = 0, wait_ns = 1000ull * IDLE_TICK_US;
+	uint64_t last_all = 0, wait_ns = 1000ull * POOL_IDLE_TICK_US;
 
 	/*
 	 * SCHED_BATCH (no privilege needed): a woken worker does not preempt
@@ -629,7 +545,7 @@ static void *refill_thread(void *arg)
 		};
 		struct timespec wait = { .tv_sec = (time_t)(wait_ns / 1000000000u),
 					 .tv_nsec = (long)(wait_ns % 1000000000u) };
-		struct look next;
+		struct pool_look next;
 		uint64_t count, now;
 		size_t n;
 		bool pressure, every;
@@ -653,22 +569,22 @@ static void *refill_thread(void *arg)
 		pthread_mutex_unlock(&all->lock);
 		now = pool_now_ns();
 		/* Every count read, once each idle tick. */
-		every = now - last_all >= 1000ull * IDLE_TICK_US;
+		every = now - last_all >= 1000ull * POOL_IDLE_TICK_US;
 		if (every)
 			last_all = now;
-		next = (struct look){ now + 1000ull * IDLE_TICK_US, IDLE_TICK_US };
+		next = (struct pool_look){ now + 1000ull * POOL_IDLE_TICK_US, POOL_IDLE_TICK_US };
 		for (size_t k = 0; k < n; k++)
-			look_sooner(&next, tend(ctx, w->snap[k], pressure, every));
+			pool_look_sooner(&next, tend(ctx, w->snap[k], pressure, every));
 		/* A pressure pass trimmed every pool and holds their refills
 		 * off: it looks again in 100 ms, and until then gets and puts
 		 * wake it as they would an idle worker. */
-		atomic_store_explicit(&w->tick_us, pressure ? IDLE_TICK_US : next.every_us,
+		atomic_store_explicit(&w->tick_us, pressure ? POOL_IDLE_TICK_US : next.every_us,
 				      memory_order_relaxed);
 		now = pool_now_ns();
 		/* Never a spin: 100 us at least. */
 		wait_ns = next.at_ns > now + 100000u ? next.at_ns - now : 100000u;
-		if (wait_ns > 1000ull * IDLE_TICK_US)
-			wait_ns = 1000ull * IDLE_TICK_US;
+		if (wait_ns > 1000ull * POOL_IDLE_TICK_US)
+			wait_ns = 1000ull * POOL_IDLE_TICK_US;
 		pthread_mutex_lock(&all->lock);
 		for (size_t k = 0; k < n; k++)
 			w->snap[k]->pins--;
@@ -828,8 +744,8 @@ ION_EXPORT int ion_pool_set_background(struct ion_pool *pool, int background)
 		/* At once, not at its next pass: the first get need not wake it. */
 		struct pool_worker *w = atomic_load_explicit(&pool->worker, memory_order_acquire);
 
-		if (atomic_load_explicit(&w->tick_us, memory_order_relaxed) > WARM_TICK_US)
-			atomic_store_explicit(&w->tick_us, WARM_TICK_US, memory_order_relaxed);
+		if (atomic_load_explicit(&w->tick_us, memory_order_relaxed) > POOL_WARM_TICK_US)
+			atomic_store_explicit(&w->tick_us, POOL_WARM_TICK_US, memory_order_relaxed);
 	}
 	pool_wake(pool);
 	pthread_mutex_unlock(&all->lock);

@@ -4,8 +4,9 @@
  * with a single fcntl() instead of waiting on the kernel.  This file is
  * the cache itself: size classes, get and put, reclaim, expiry, limits
  * and statistics.  A pool's making and end are pool-life.c's, the hints
- * pool-hints.c's, the refill workers pool-refill.c's, the zeroing and its
- * cost pool-scrub.c's, heaps' own pools pool-heap.c's.
+ * pool-hints.c's, the refill workers pool-refill.c's, the stream's pace
+ * pool-pace.c's, the zeroing and its cost pool-scrub.c's, heaps' own
+ * pools pool-heap.c's.
  *
  * Each buffer of a pool has an anchor, the pool's own fd of it; a caller
  * gets a duplicate.  A buffer is handed out again only when nothing else
@@ -387,25 +388,6 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 }
 
 /*
- * How long a buffer has been out before a get reads its count: a
- * quarter longer than its holders keep the buffers they put back.  A get
- * with the worker running reads counts only so that buffers closed
- * without a put do not make the pool grow; in a stream that puts its
- * buffers back, those out are held, and reading them is all loss (the
- * 4 KiB streams' slow gets under TCG, four at once, spent 18 ms on
- * average there).  A buffer closed instead of put is soon older than
- * that, and the worker reads every count at least every 100 ms.  0
- * before any put.
- */
-uint64_t pool_likely_back(const struct ion_pool *pool)
-{
-	uint64_t t = pool->hold_ns + pool->hold_ns / 4;
-
-	/* Past a second, a get reads a count whatever the holds were. */
-	return t < 1000000000u ? t : 1000000000u;
-}
-
-/*
  * Called with the lock held, when no buffer of class size is clean:
  * whether a get leaves the zeroing to the refill worker and allocates.
  * Yes while the worker runs and keeps up, unless zeroing takes less time
@@ -442,28 +424,6 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 			out++;
 	*reclaim = out >= 2 * (lag == SIZE_MAX ? 2 : lag);
 	return waiting < lag;
-}
-
-/*
- * Called with the lock held: a get at now, for the stream's pace.  A
- * pause of a second starts the measure over: a stream that stops and
- * restarts may come back at another rate.  A shorter pause (a seek)
- * counts as four gaps at most, as a hold does in note_hold(): one pause
- * of 900 ms must not make the worker plan its looks 100 ms apart for the
- * next twenty gets of a 240/s stream.
- */
-static void note_get(struct ion_pool *pool, uint64_t now)
-{
-	uint64_t gap = now - pool->last_get_ns;
-
-	if (!pool->last_get_ns || gap >= 1000000000u) {
-		pool->gap_ns = 0;
-	} else {
-		if (pool->gap_ns && gap > 4 * pool->gap_ns)
-			gap = 4 * pool->gap_ns;
-		pool->gap_ns = pool->gap_ns ? pool->gap_ns - pool->gap_ns / 8 + gap / 8 : gap;
-	}
-	pool->last_get_ns = now;
 }
 
 /* Called with the lock held: hands out buffer i (free) at now; its fd
@@ -638,7 +598,7 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 		pool_reclaim(pool, size, 8, true, pool_likely_back(pool));
 	}
 	now = pool_now_ns();
-	note_get(pool, now);
+	pool_note_get(pool, now);
 	if (i >= 0)
 		return serve(pool, (size_t)i, size, now, ret_fd);
 	pool->stats[ION_POOL_STAT_MISSES]++;
@@ -671,19 +631,6 @@ ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 static bool pool_holds_fd(const struct pool_buf *b, int fd)
 {
 	return b->fd == fd || b->spare == fd;
-}
-
-/* Called with the lock held: b came back by a put, after its holder kept
- * it since since_ns; an average over about the last eight, where one
- * hold counts as four times the average at most (a buffer kept for a
- * minute must not stop the gets' reads for the next fifty puts). */
-static void note_hold(struct ion_pool *pool, const struct pool_buf *b)
-{
-	uint64_t hold = pool_now_ns() - b->since_ns;
-
-	if (pool->hold_ns && hold > 4 * pool->hold_ns)
-		hold = 4 * pool->hold_ns;
-	pool->hold_ns = pool->hold_ns ? pool->hold_ns - pool->hold_ns / 8 + hold / 8 : hold;
 }
 
 /* Called with the lock held: buffer i, back and held by nothing else,
@@ -773,7 +720,7 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 			return 0;
 		}
 	}
-	note_hold(pool, &pool->bufs[i]);
+	pool_note_hold(pool, &pool->bufs[i]);
 	released = take_back(pool, i, &gone);
 	dirty = !released && i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
 	/* Work for the worker: woken, unless it comes by itself before the

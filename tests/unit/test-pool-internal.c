@@ -271,6 +271,7 @@ static int fake_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeo
 #include "src/pool-hints.c"
 #include "src/pool-life.c"
 #include "src/pool-limits.c"
+#include "src/pool-pace.c"
 #include "src/pool-refill.c"
 #include "src/pool-scrub.c"
 #undef ion_read_file
@@ -1617,9 +1618,9 @@ static void test_paced_stream_wakes_nobody(void **pstate)
 	assert_true(stat_of(s->pool, ION_POOL_STAT_HITS) - hits >= 20);
 	/* The stream gone: back to the idle tick. */
 	end = now_ms() + 5000;
-	while (worker_tick_us(s) != IDLE_TICK_US && now_ms() < end)
+	while (worker_tick_us(s) != POOL_IDLE_TICK_US && now_ms() < end)
 		sleep_ms(20);
-	assert_int_equal(worker_tick_us(s), IDLE_TICK_US);
+	assert_int_equal(worker_tick_us(s), POOL_IDLE_TICK_US);
 	/* Gets after the pause: their pace unknown and the worker idle, the
 	 * first at the watermark wakes it (the pool kept some ahead, as many
 	 * as it holds at most; closed, they stay out until a count). */
@@ -1634,11 +1635,11 @@ static void test_paced_stream_wakes_nobody(void **pstate)
 	 * to follow: the worker stays at (or goes back to) its idle tick,
 	 * not a second of ticks every millisecond or two. */
 	sleep_ms(300);
-	assert_int_equal(worker_tick_us(s), IDLE_TICK_US);
+	assert_int_equal(worker_tick_us(s), POOL_IDLE_TICK_US);
 	sleep_ms(1000);
 	close(get(s, KiB(64)));
 	sleep_ms(300);
-	assert_int_equal(worker_tick_us(s), IDLE_TICK_US);
+	assert_int_equal(worker_tick_us(s), POOL_IDLE_TICK_US);
 }
 
 int main(void)
