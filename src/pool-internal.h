@@ -126,7 +126,7 @@ struct ion_pool {
 	/* Under the context's pools lock: the refill worker's pins on the
 	 * pool while it works on it without that lock. */
 	unsigned int pins;
-	/* The refill worker of its heap, once background refill is on: set
+	/* The refill worker of its heap and buffers' size, once background refill is on: set
 	 * once (under the context's pools lock), never changed. */
 	_Atomic(struct pool_worker *) worker;
 	unsigned long long stats[ION_POOL_STAT_COUNT];
@@ -241,7 +241,7 @@ size_t pool_class_to_fill(const struct ion_pool *pool, size_t h, bool only_low);
 /* Called with the context's pools lock held: the pool's heap's worker,
  * started if it is not running. */
 int pool_start_worker(struct ion_pool *pool);
-/* The same with the worker of the heap named (the tests' second heap). */
+/* The same with a worker of the heap named (the tests' second heap). */
 int pool_start_worker_for(struct ion_pool *pool, const char *heap);
 /* Fills hinted classes up to their counts (only_low: those at half). */
 int pool_fill(struct ion_pool *pool, bool only_low);

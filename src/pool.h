@@ -3,7 +3,7 @@
  * Pools: buffers kept ready in user space.  Mutable, each pool with its
  * own lock, outside the (immutable) registry; the context keeps the list
  * of its pools, the pools of heaps that a board file gives a Pool hint,
- * and the workers (one a heap) that refill them in the background.
+ * and the workers (two a heap) that refill them in the background.
  */
 #ifndef LIBION_POOL_H
 #define LIBION_POOL_H
@@ -50,7 +50,7 @@ struct ion_pools {
 	struct ion_pool *list;		/* every pool of the context, heap pools too */
 	atomic_ullong held;		/* bytes all pools hold */
 	atomic_ullong limit;		/* 0: none; read under a pool's lock alone */
-	/* The refill workers, one a heap (pool-refill.c), each started by
+	/* The refill workers, two a heap (pool-refill.c), each started by
 	 * the first pool of its heap that wants one, freed at the end. */
 	struct pool_worker *workers;
 	int psi_fd;			/* the memory pressure trigger, or -1 */

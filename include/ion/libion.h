@@ -790,8 +790,10 @@ int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags);
 /*
  * Hints: how many buffers of which sizes to keep ready, as in heaps.d
  * ("8x1M 4x8M").  ion_pool_prefill() allocates up to them now; with
- * background refill on, the context's thread keeps each class at its
- * count of clean buffers, refilling when it falls to half, and zeroes
+ * background refill on, a thread of the context keeps each class at its
+ * count of clean buffers (a thread a heap for pools whose hints are all
+ * of 256 KiB or less, one for the others, given when refill is first
+ * turned on), refilling when it falls to half, and zeroes
  * what comes back, so that a get finding none clean allocates rather
  * than zero one itself (but on a contiguous heap, once the thread lags,
  * or with twice the hint's count of the class out, or when the heap is

@@ -1229,8 +1229,27 @@ static void test_board_hint_low_nofile(void **pstate)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* A pool of the same heap with a solution of its own, which the fake
+ * allocator does not hold while it holds s's. */
+static struct ion_pool *second_pool(struct state *s)
+{
+	struct ion_alloc_config *config;
+	struct ion_solution *sol;
+	struct ion_pool *pool;
+
+	assert_int_equal(ion_alloc_config_new(&config), 0);
+	assert_int_equal(ion_alloc_config_set_size(config, 4096), 0);
+	assert_int_equal(ion_alloc_config_set_heap(config, "memfd"), 0);
+	assert_int_equal(ion_ctx_solve(s->ctx, config, &sol), 0);
+	ion_alloc_config_free(config);
+	assert_ptr_not_equal(sol, s->sol);
+	assert_int_equal(new_pool(sol, &pool), 0);
+	ion_solution_unref(sol);
+	return pool;
+}
+
 /*
- * One refill worker a heap: a refill that takes seconds on one heap (CMA
+ * A refill worker a heap: a refill that takes seconds on one heap (CMA
  * migrating pages) does not hold up another heap's pool.  The host has
  * one heap, so the second pool is given the worker of a heap named
  * otherwise, as a pool of a second heap gets.
@@ -1238,19 +1257,8 @@ static void test_board_hint_low_nofile(void **pstate)
 static void test_worker_per_heap(void **pstate)
 {
 	struct state *s = *pstate;
-	struct ion_alloc_config *config;
-	struct ion_solution *sol;
-	struct ion_pool *other;
+	struct ion_pool *other = second_pool(s);
 
-	/* A solution of its own, which the fake allocator does not hold. */
-	assert_int_equal(ion_alloc_config_new(&config), 0);
-	assert_int_equal(ion_alloc_config_set_size(config, 4096), 0);
-	assert_int_equal(ion_alloc_config_set_heap(config, "memfd"), 0);
-	assert_int_equal(ion_ctx_solve(s->ctx, config, &sol), 0);
-	ion_alloc_config_free(config);
-	assert_ptr_not_equal(sol, s->sol);
-	assert_int_equal(new_pool(sol, &other), 0);
-	ion_solution_unref(sol);
 	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
 	assert_int_equal(ion_pool_set_hints(other, "2x64K"), 0);
 	atomic_store(&block_only, s->sol);
@@ -1273,6 +1281,37 @@ static void test_worker_per_heap(void **pstate)
 	assert_int_equal(ion_pool_set_background(other, 0), 0);
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 	ion_pool_unref(other);
+}
+
+/*
+ * Two workers a heap: a pool of small buffers (a cursor's 4 KiB) is not
+ * refilled by the worker that zeroes and allocates the heap's large ones
+ * (8 MiB frames), so that it never waits behind a memset of megabytes.
+ * The large pool's refill is held; the small pool of the same heap fills
+ * all the same.
+ */
+static void test_small_buffers_not_behind_large(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_pool *small = second_pool(s);
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x1M"), 0);
+	assert_int_equal(ion_pool_set_hints(small, "2x4K 2x256K"), 0);
+	atomic_store(&block_only, s->sol);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	assert_int_equal(ion_pool_set_background(small, 1), 0);
+	/* The same heap, another worker: both classes fill meanwhile. */
+	assert_ptr_not_equal(atomic_load(&small->worker), atomic_load(&s->pool->worker));
+	assert_true(stat_reaches(small, ION_POOL_STAT_REFILLS, 4, 5000));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
+	assert_true(atomic_load(&alloc_blocked));
+	atomic_store(&block_allocs, false);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(ion_pool_set_background(small, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	ion_pool_unref(small);
 }
 
 /* The inodes of the n fds: none the same (no buffer handed out twice). */
@@ -1654,6 +1693,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fork_closes_psi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_per_heap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_buffers_not_behind_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refill_ahead_of_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paced_stream_wakes_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
