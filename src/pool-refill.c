@@ -355,7 +355,8 @@ int pool_start_worker_for(struct ion_pool *pool, const char *heap)
 
 /*
  * Called with the lock held, which it drops meanwhile: one buffer of
- * class size allocated and added to the pool.  0, or a negative errno.
+ * class size allocated and added to the pool.  1 if it was added clean,
+ * 0 if not (no room left, or a fork came between), or a negative errno.
  *
  * A fork() in another thread between the kernel's return and the pool's
  * entry leaves the child an fd of the new buffer, which the pool cannot
@@ -383,14 +384,16 @@ static int fill_one(struct ion_pool *pool, size_t size)
 		return r;
 	pool_note_alloc(pool, t0, size);
 	forked = atomic_load_explicit(&forks, memory_order_relaxed) != forks_before;
-	if (forked && !counted) {
+	/* Puts may have filled the pool to its limit meanwhile: the room
+	 * was there before the lock was dropped, not necessarily now. */
+	if ((forked && !counted) || (!forked && !pool_room_for(pool, size))) {
 		close(fd);
 		return 0;
 	}
 	r = pool_add_buf(pool, fd, size, forked ? BUF_OUT : BUF_FREE, counted);
 	if (r < 0)
 		close(fd);
-	return r;
+	return r < 0 ? r : !forked;
 }
 
 bool pool_refill_held_off(const struct ion_pool *pool, uint64_t now)
@@ -441,6 +444,8 @@ int pool_fill(struct ion_pool *pool, bool only_low)
 				return added ? added : r;
 			}
 			pool->refill_after_ns = 0;
+			if (!r)
+				break; /* none clean: the next pass tries again */
 			pool->stats[ION_POOL_STAT_REFILLS]++;
 			added++;
 		}

@@ -1597,6 +1597,38 @@ static void test_refill_ahead_of_stream(void **pstate)
 }
 
 /*
+ * The pool's limit holds against a refill: the worker saw room, dropped
+ * the lock to allocate, and puts filled the pool to its limit meanwhile.
+ * The refill's buffer is then released, not added past the limit.
+ */
+static void test_refill_keeps_the_limit(void **pstate)
+{
+	struct state *s = *pstate;
+	int a, b;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_set_max_bytes(s->pool, KiB(128)), 0);
+	a = get(s, KiB(64));
+	b = get(s, KiB(64));
+	/* The worker finds the class empty and allocates: held there. */
+	atomic_store(&block_only, NULL);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&alloc_blocked, 5000));
+	/* Both back: the pool is at its limit. */
+	assert_int_equal(ion_pool_put(s->pool, a, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, b, 0), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), KiB(128));
+	atomic_store(&block_allocs, false);
+	while (atomic_load(&alloc_blocked))
+		sleep_ms(1);
+	sleep_ms(50);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	assert_true(stat_of(s->pool, ION_POOL_STAT_HIGH_WATER) <= KiB(128));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
+}
+
+/*
  * A pool that measured allocation the cheaper way releases what comes
  * back, but zeroes one all the same now and then, so that one zeroing
  * slowed by a stall does not decide for good: the zeroings' cost is
@@ -1739,6 +1771,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_takes_the_quicker_way, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cheaper_way_measured_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refill_keeps_the_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_caller_hint_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_board_hint_capped, setup, teardown),
