@@ -95,8 +95,6 @@ struct ion_pool {
 	 * both are measured: a contiguous heap (CMA) allocates slower.  The
 	 * cheaper way refills (pool_alloc_cheaper()). */
 	uint64_t alloc_ns_mib, scrub_ns_mib;
-	/* When a zeroing was last measured (pool_release_returned()). */
-	uint64_t scrub_at_ns;
 	bool alloc_slow;
 	unsigned long long max_bytes;
 	uint64_t expiry_ns;
@@ -183,10 +181,6 @@ void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
 /* Called with the lock held: whether a fresh buffer (which the kernel
  * zeroes) costs less than zeroing a returned one, as measured. */
 bool pool_alloc_cheaper(const struct ion_pool *pool);
-/* Called with the lock held: whether a buffer back at now is released
- * rather than zeroed, as measured (a zeroing now and then all the same,
- * to measure it again). */
-bool pool_release_returned(const struct ion_pool *pool, uint64_t now);
 /* ... costs less than zeroing one, with no margin: a get's choice. */
 bool pool_alloc_faster(const struct ion_pool *pool);
 

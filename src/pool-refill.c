@@ -55,7 +55,7 @@ static void scrub_unlocked(struct ion_pool *pool)
 				continue;
 			found = true;
 			/* A fresh one costs less: pool_fill() allocates it. */
-			release = pool_release_returned(pool, pool_now_ns());
+			release = zero && pool->scrub_ns_mib && pool_alloc_cheaper(pool);
 			if (release) {
 				pool_detach(pool, i, false, &copy);
 			} else {

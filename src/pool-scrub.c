@@ -76,15 +76,11 @@ int pool_scrub(struct pool_buf *b, bool zero)
 	return r;
 }
 
-/* The moving average of a cost, in ns a MiB: the newest weighs 1/4, and
- * counts as four times the average at most (a zeroing stalled with its
- * vCPU must not decide for the next ten). */
+/* The moving average of a cost, in ns a MiB: the newest weighs 1/4. */
 static void cost_add(uint64_t *avg, uint64_t ns, size_t size)
 {
 	uint64_t per_mib = size ? ns * (1u << 20) / size : 0;
 
-	if (*avg && per_mib > 4 * *avg)
-		per_mib = 4 * *avg;
 	*avg = *avg ? (3 * *avg + per_mib) / 4 : per_mib + !per_mib;
 }
 
@@ -99,10 +95,8 @@ void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool first
 		pool->scrub_ns_max = ns;
 	/* Not a first zeroing, which maps the buffer too (tens of ms for
 	 * 8 MiB of CMA under emulation) and would pass for a slow memset. */
-	if (pool->zero && !first) {
+	if (pool->zero && !first)
 		cost_add(&pool->scrub_ns_mib, ns, size);
-		pool->scrub_at_ns = t0 + ns;
-	}
 }
 
 void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size)
@@ -126,25 +120,6 @@ bool pool_alloc_cheaper(const struct ion_pool *pool)
 	if (pool->alloc_ns_mib && pool->scrub_ns_mib)
 		return 2 * pool->alloc_ns_mib < pool->scrub_ns_mib;
 	return !pool->alloc_slow;
-}
-
-/* How often a pool that releases its returned buffers zeroes one all
- * the same, to measure it again. */
-#define PROBE_NS 250000000ull
-
-/*
- * Whether a buffer that came back is released rather than zeroed (the
- * worker then allocates a fresh one): both costs measured, allocation the
- * cheaper.  But a zeroing every 250 ms all the same, or the first measure
- * would decide for good: a pool that releases what comes back never
- * zeroes again.  One 4 KiB zeroing that stalled for 3.5 ms with its vCPU,
- * four streams at once on the 6.1 VM, made a pool allocate all its 1,200
- * buffers where the same stream alone zeroed them.
- */
-bool pool_release_returned(const struct ion_pool *pool, uint64_t now)
-{
-	return pool->zero && pool->alloc_ns_mib && pool->scrub_ns_mib && pool_alloc_cheaper(pool) &&
-	       now - pool->scrub_at_ns < PROBE_NS;
 }
 
 /*

@@ -649,7 +649,8 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
 	 * close without a pool would (the worker allocates a fresh one),
 	 * so that returned buffers never pile up waiting for it; unless the
 	 * heap was found out of memory lately. */
-	if (worker && pool_release_returned(pool, pool_now_ns()) && !pool->refill_after_ns) {
+	if (worker && pool->zero && pool->alloc_ns_mib && pool->scrub_ns_mib &&
+	    pool_alloc_cheaper(pool) && !pool->refill_after_ns) {
 		pool_detach(pool, i, false, gone);
 		return true;
 	}

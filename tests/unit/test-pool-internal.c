@@ -1628,40 +1628,6 @@ static void test_refill_keeps_the_limit(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
 }
 
-/*
- * A pool that measured allocation the cheaper way releases what comes
- * back, but zeroes one all the same now and then, so that one zeroing
- * slowed by a stall does not decide for good: the zeroings' cost is
- * measured again, and comes down.
- */
-static void test_cheaper_way_measured_again(void **pstate)
-{
-	struct state *s = *pstate;
-	unsigned long long scrubs;
-	uint64_t end, cost;
-
-	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
-	assert_int_equal(ion_pool_prefill(s->pool), 0);
-	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
-	pthread_mutex_lock(s->pool->lock);
-	s->pool->alloc_ns_mib = 1000;
-	s->pool->scrub_ns_mib = 1000000000; /* one zeroing stalled */
-	s->pool->scrub_at_ns = pool_now_ns();
-	scrubs = s->pool->scrubs;
-	pthread_mutex_unlock(s->pool->lock);
-	/* A stream of a get and a put each 5 ms, for a second. */
-	for (end = now_ms() + 1000; now_ms() < end; sleep_ms(5))
-		assert_int_equal(ion_pool_put(s->pool, get(s, KiB(64)), 0), 0);
-	pthread_mutex_lock(s->pool->lock);
-	scrubs = s->pool->scrubs - scrubs;
-	cost = s->pool->scrub_ns_mib;
-	pthread_mutex_unlock(s->pool->lock);
-	print_message("zeroings %llu, %llu ns a MiB\n", scrubs, (unsigned long long)cost);
-	assert_true(scrubs > 0);
-	assert_true(cost < 1000000000);
-	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
-}
-
 /* The tick the worker of s's pool looks at its pools by itself now. */
 static unsigned int worker_tick_us(struct state *s)
 {
@@ -1770,7 +1736,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_takes_the_quicker_way, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cheaper_way_measured_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refill_keeps_the_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_caller_hint_capped, setup, teardown),
