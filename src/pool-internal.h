@@ -238,8 +238,9 @@ bool pool_refill_held_off(const struct ion_pool *pool, uint64_t now);
  * to it now (below its count, with room; only_low: only at its
  * watermark, half its count), else 0. */
 size_t pool_class_to_fill(const struct ion_pool *pool, size_t h, bool only_low);
-/* Called with the context's pools lock held: the pool's heap's worker,
- * started if it is not running. */
+/* Called with the context's pools lock held, not the pool's (it reads
+ * the hints, under the pool's lock): the pool's heap's worker for its
+ * buffers' size, started if it is not running. */
 int pool_start_worker(struct ion_pool *pool);
 /* The same with a worker of the heap named (the tests' second heap). */
 int pool_start_worker_for(struct ion_pool *pool, const char *heap);

@@ -161,10 +161,11 @@ static void reclaim_unlocked(struct ion_pool *pool, bool all)
 /*
  * Two refill workers a heap: threads (all signals blocked), each with its
  * own eventfd, working on the pools whose solution starts with that heap,
- * one on those of small buffers, one on the others.  A CMA refill, which
- * can take seconds, never holds up the system heap's pools (one thread
- * for all made every stream wait for the slowest), and a memset of 8 MiB
- * never holds up a cursor's 4 KiB refill on the same heap.  Workers live
+ * one on those hinted for small buffers, one on the others.  A CMA
+ * refill, which can take seconds, never holds up the system heap's pools
+ * (one thread for all made every stream wait for the slowest), and
+ * another pool's memset of 8 MiB does not hold up a cursor's 4 KiB refill
+ * on the same heap.  Workers live
  * until the context's end (a pool's worker pointer stays valid); a forked
  * child has none running, and starts them again.
  */
@@ -385,9 +386,13 @@ static int fill_one(struct ion_pool *pool, size_t size)
 	pool_note_alloc(pool, t0, size);
 	forked = atomic_load_explicit(&forks, memory_order_relaxed) != forks_before;
 	/* Puts may have filled the pool to its limit meanwhile: the room
-	 * was there before the lock was dropped, not necessarily now. */
+	 * was there before the lock was dropped, not necessarily now.  The
+	 * buffer is then released without the lock (freeing megabytes takes
+	 * milliseconds, and that is when a stream's gets are busy). */
 	if ((forked && !counted) || (!forked && !pool_room_for(pool, size))) {
+		pthread_mutex_unlock(pool->lock);
 		close(fd);
+		pthread_mutex_lock(pool->lock);
 		return 0;
 	}
 	r = pool_add_buf(pool, fd, size, forked ? BUF_OUT : BUF_FREE, counted);

@@ -1604,6 +1604,7 @@ static void test_refill_ahead_of_stream(void **pstate)
 static void test_refill_keeps_the_limit(void **pstate)
 {
 	struct state *s = *pstate;
+	uint64_t cost = 0, end;
 	int a, b;
 
 	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
@@ -1620,9 +1621,14 @@ static void test_refill_keeps_the_limit(void **pstate)
 	assert_int_equal(ion_pool_put(s->pool, b, 0), 0);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), KiB(128));
 	atomic_store(&block_allocs, false);
-	while (atomic_load(&alloc_blocked))
-		sleep_ms(1);
-	sleep_ms(50);
+	/* The refill noted its allocation's cost when it took the lock
+	 * back, and chose in the same hold whether the buffer stays. */
+	for (end = now_ms() + 5000; !cost && now_ms() < end; sleep_ms(1)) {
+		pthread_mutex_lock(s->pool->lock);
+		cost = s->pool->alloc_ns_mib;
+		pthread_mutex_unlock(s->pool->lock);
+	}
+	assert_true(cost > 0);
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 	assert_true(stat_of(s->pool, ION_POOL_STAT_HIGH_WATER) <= KiB(128));
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
