@@ -18,6 +18,17 @@
 #define STREAM_GONE_NS 1000000000ull
 #define STREAM_START_NS 100000000ull
 
+/* A moving average over about the last eight samples, where one sample
+ * counts as four times the average at most (0: none yet). */
+static uint64_t average_in(uint64_t avg, uint64_t sample)
+{
+	if (!avg)
+		return sample;
+	if (sample > 4 * avg)
+		sample = 4 * avg;
+	return avg - avg / 8 + sample / 8;
+}
+
 /*
  * A get at now.  A pause of a second starts the measure over: a stream
  * that stops and restarts may come back at another rate.  A shorter pause
@@ -29,27 +40,16 @@ void pool_note_get(struct ion_pool *pool, uint64_t now)
 {
 	uint64_t gap = now - pool->last_get_ns;
 
-	if (!pool->last_get_ns || gap >= 1000000000u) {
-		pool->gap_ns = 0;
-	} else {
-		if (pool->gap_ns && gap > 4 * pool->gap_ns)
-			gap = 4 * pool->gap_ns;
-		pool->gap_ns = pool->gap_ns ? pool->gap_ns - pool->gap_ns / 8 + gap / 8 : gap;
-	}
+	pool->gap_ns = !pool->last_get_ns || gap >= STREAM_GONE_NS ? 0 : average_in(pool->gap_ns, gap);
 	pool->last_get_ns = now;
 }
 
-/* b came back by a put, after its holder kept it since since_ns; an
- * average over about the last eight, where one hold counts as four times
- * the average at most (a buffer kept for a minute must not stop the gets'
- * reads for the next fifty puts). */
+/* b came back by a put, after its holder kept it since since_ns (one
+ * hold counts as four times the average at most: a buffer kept for a
+ * minute must not stop the gets' reads for the next fifty puts). */
 void pool_note_hold(struct ion_pool *pool, const struct pool_buf *b)
 {
-	uint64_t hold = pool_now_ns() - b->since_ns;
-
-	if (pool->hold_ns && hold > 4 * pool->hold_ns)
-		hold = 4 * pool->hold_ns;
-	pool->hold_ns = pool->hold_ns ? pool->hold_ns - pool->hold_ns / 8 + hold / 8 : hold;
+	pool->hold_ns = average_in(pool->hold_ns, pool_now_ns() - b->since_ns);
 }
 
 /*

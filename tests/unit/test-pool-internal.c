@@ -1248,6 +1248,30 @@ static struct ion_pool *second_pool(struct state *s)
 	return pool;
 }
 
+/* s's pool, with these hints, has its worker held in a refill's
+ * allocation (the fake allocator holds only s's solution). */
+static void hold_refill(struct state *s, const char *hints)
+{
+	assert_int_equal(ion_pool_set_hints(s->pool, hints), 0);
+	atomic_store(&block_only, s->sol);
+	atomic_store(&block_allocs, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&alloc_blocked, 5000));
+}
+
+/* Its refill still held, then let go: it fills; both pools stop, and
+ * the other is let go. */
+static void release_refill(struct state *s, struct ion_pool *other)
+{
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
+	assert_true(atomic_load(&alloc_blocked));
+	atomic_store(&block_allocs, false);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
+	assert_int_equal(ion_pool_set_background(other, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	ion_pool_unref(other);
+}
+
 /*
  * A refill worker a heap: a refill that takes seconds on one heap (CMA
  * migrating pages) does not hold up another heap's pool.  The host has
@@ -1259,12 +1283,8 @@ static void test_worker_per_heap(void **pstate)
 	struct state *s = *pstate;
 	struct ion_pool *other = second_pool(s);
 
-	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
 	assert_int_equal(ion_pool_set_hints(other, "2x64K"), 0);
-	atomic_store(&block_only, s->sol);
-	atomic_store(&block_allocs, true);
-	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
-	assert_true(wait_flag(&alloc_blocked, 5000));
+	hold_refill(s, "2x64K");
 	pthread_mutex_lock(&ion_ctx_pools(s->ctx)->lock);
 	pthread_mutex_lock(other->lock);
 	other->background = true;
@@ -1274,13 +1294,7 @@ static void test_worker_per_heap(void **pstate)
 	pthread_mutex_unlock(&ion_ctx_pools(s->ctx)->lock);
 	/* The other heap's pool fills while the first's refill is stuck. */
 	assert_true(stat_reaches(other, ION_POOL_STAT_REFILLS, 2, 5000));
-	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
-	assert_true(atomic_load(&alloc_blocked));
-	atomic_store(&block_allocs, false);
-	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
-	assert_int_equal(ion_pool_set_background(other, 0), 0);
-	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
-	ion_pool_unref(other);
+	release_refill(s, other);
 }
 
 /*
@@ -1295,23 +1309,13 @@ static void test_small_buffers_not_behind_large(void **pstate)
 	struct state *s = *pstate;
 	struct ion_pool *small = second_pool(s);
 
-	assert_int_equal(ion_pool_set_hints(s->pool, "2x1M"), 0);
 	assert_int_equal(ion_pool_set_hints(small, "2x4K 2x256K"), 0);
-	atomic_store(&block_only, s->sol);
-	atomic_store(&block_allocs, true);
-	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
-	assert_true(wait_flag(&alloc_blocked, 5000));
+	hold_refill(s, "2x1M");
 	assert_int_equal(ion_pool_set_background(small, 1), 0);
 	/* The same heap, another worker: both classes fill meanwhile. */
 	assert_ptr_not_equal(atomic_load(&small->worker), atomic_load(&s->pool->worker));
 	assert_true(stat_reaches(small, ION_POOL_STAT_REFILLS, 4, 5000));
-	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
-	assert_true(atomic_load(&alloc_blocked));
-	atomic_store(&block_allocs, false);
-	assert_true(stat_reaches(s->pool, ION_POOL_STAT_REFILLS, 2, 5000));
-	assert_int_equal(ion_pool_set_background(small, 0), 0);
-	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
-	ion_pool_unref(small);
+	release_refill(s, small);
 }
 
 /* The inodes of the n fds: none the same (no buffer handed out twice). */
