@@ -181,7 +181,7 @@ struct pool_worker {
 	/* Set under the context's pools lock, read under a pool's alone. */
 	atomic_bool running;
 	bool stop;		/* under the context's pools lock */
-	bool psi;		/* the one that polls the pressure trigger */
+	bool psi;		/* the one that polls the pressure trigger (worker_start()) */
 	/* Its snapshot of the pools it works on, pinned (the context's
 	 * memory, so that a forked child still frees it). */
 	struct ion_pool **snap;
@@ -272,8 +272,6 @@ static struct pool_worker *worker_of(struct ion_ctx *ctx, const char *heap, bool
 	atomic_init(&w->wake_fd, -1);
 	atomic_init(&w->running, false);
 	atomic_init(&w->tick_us, POOL_IDLE_TICK_US);
-	/* The first worker polls the pressure trigger, for every pool. */
-	w->psi = !all->workers;
 	w->next = all->workers;
 	all->workers = w;
 	return w;
@@ -288,6 +286,13 @@ static int worker_start(struct pool_worker *w)
 
 	if (atomic_load_explicit(&w->running, memory_order_relaxed))
 		return 0;
+	/* One worker polls the pressure trigger, for every pool: the first
+	 * one started, and in a forked child, where none runs, the first
+	 * one started again, which need not be the parent's poller. */
+	w->psi = true;
+	for (struct pool_worker *o = all->workers; o; o = o->next)
+		if (o != w && o->psi && atomic_load_explicit(&o->running, memory_order_relaxed))
+			w->psi = false;
 	if (atomic_load_explicit(&w->wake_fd, memory_order_relaxed) < 0) {
 		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 

@@ -1318,6 +1318,70 @@ static void test_small_buffers_not_behind_large(void **pstate)
 	release_refill(s, small);
 }
 
+/* ThreadSanitizer does not let a child of a process with threads start
+ * one (it dies, 66): a test whose child starts a worker is left out. */
+#if defined(__SANITIZE_THREAD__)
+#define TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TSAN 1
+#endif
+#endif
+#ifndef TSAN
+#define TSAN 0
+#endif
+
+/*
+ * In a forked child, where no worker runs, the first worker started again
+ * polls the memory pressure trigger, whichever it is.  Here the parent's
+ * poller is the large buffers' worker, and the child restarts only the
+ * small ones': under pressure, its pool is trimmed all the same.
+ */
+static void test_fork_child_polls_pressure(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_pool *small = second_pool(s);
+	uint64_t end = now_ms() + 5000;
+	int status;
+	pid_t pid;
+
+	if (TSAN) {
+		ion_pool_unref(small);
+		skip();
+	}
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x1M"), 0);
+	assert_int_equal(ion_pool_set_hints(small, "2x4K"), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_int_equal(ion_pool_set_background(small, 1), 0);
+	assert_ptr_not_equal(atomic_load(&small->worker), atomic_load(&s->pool->worker));
+	while (atomic_load(&fake_psi_fd) < 0 && now_ms() < end)
+		sleep_ms(1);
+	assert_true(atomic_load(&fake_psi_fd) >= 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		atomic_store(&fake_psi_fd, -1); /* the parent's, closed here */
+		if (ion_pool_set_background(small, 1) != 0)
+			_exit(2);
+		while (stat_of(small, ION_POOL_STAT_BYTES_HELD) < KiB(8) && now_ms() < end + 5000)
+			sleep_ms(5);
+		if (stat_of(small, ION_POOL_STAT_BYTES_HELD) < KiB(8))
+			_exit(3);
+		atomic_store(&pressure_pending, true);
+		pool_wake(small);
+		_exit(stat_reaches(small, ION_POOL_STAT_BYTES_HELD, 0, 5000) ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status))
+		print_error("the child failed: %d (4: its pool not trimmed under pressure)\n",
+			    WEXITSTATUS(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(ion_pool_set_background(small, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	ion_pool_unref(small);
+}
+
 /* The inodes of the n fds: none the same (no buffer handed out twice). */
 static void assert_distinct(const int *fds, int n)
 {
@@ -1732,6 +1796,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_trim_releases_closed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refill_off_the_global_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pressure_backs_off, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_child_polls_pressure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_closes_psi, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_unreadable_count, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_worker_per_heap, setup, teardown),
