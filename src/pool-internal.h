@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "context.h"
@@ -72,6 +73,10 @@ struct ion_pool {
 	 * pool holds, only of how it is read. */
 	pthread_mutex_t *lock;
 	pthread_mutex_t lock_storage;
+	/* Held by the worker while it makes spare fds without the pool's
+	 * lock (pool_make_spares()), and by fork(): a child never inherits
+	 * a spare that is in no entry yet.  Taken before the pool's lock. */
+	pthread_mutex_t dup_lock;
 	struct pool_buf *bufs;
 	size_t n_bufs, cap;
 	/* Where the next reclaim scan starts, a get's and the thread's:
@@ -154,8 +159,8 @@ bool pool_room_for(const struct ion_pool *pool, size_t size);
 void pool_drop(struct ion_pool *pool, size_t i, bool trimmed);
 void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out);
 void pool_release(struct pool_buf *b);
-int pool_add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state state,
-		 bool counted);
+int pool_add_buf(struct ion_pool *pool, int fd, const struct stat *st, size_t size,
+		 enum buf_state state, bool counted);
 bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd);
 bool pool_found_free(struct ion_pool *pool, size_t i);
 bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot,
@@ -246,7 +251,7 @@ int pool_start_worker(struct ion_pool *pool);
 int pool_start_worker_for(struct ion_pool *pool, const char *heap);
 /* Fills hinted classes up to their counts (only_low: those at half). */
 int pool_fill(struct ion_pool *pool, bool only_low);
-/* Called with the lock held: spare fds for the next hand-outs. */
+/* Spare fds for the next hand-outs, made without the lock. */
 void pool_make_spares(struct ion_pool *pool);
 
 #endif

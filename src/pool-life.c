@@ -48,6 +48,7 @@ void pool_free(struct ion_pool *pool)
 	free(pool->bufs);
 	free(pool->hints);
 	pthread_mutex_destroy(pool->lock);
+	pthread_mutex_destroy(&pool->dup_lock);
 	ion_solution_unref(pool->solution);
 	if (!pool->heap_pool)
 		ion_ctx_unref(pool->ctx);
@@ -68,6 +69,7 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 	atomic_init(&pool->worker, NULL);
 	pool->lock = &pool->lock_storage;
 	pthread_mutex_init(pool->lock, NULL);
+	pthread_mutex_init(&pool->dup_lock, NULL);
 	pool->ctx = heap_pool ? ctx : ion_ctx_ref(ctx);
 	pool->heap_pool = heap_pool;
 	pool->ops = ops;

@@ -377,12 +377,17 @@ static int fill_one(struct ion_pool *pool, size_t size)
 	unsigned int forks_before = atomic_load_explicit(&forks, memory_order_relaxed);
 	const struct ion_heap *heap = NULL;
 	bool counted = false, forked;
+	struct stat st;
 	uint64_t t0;
 	int fd, r;
 
 	pthread_mutex_unlock(pool->lock);
 	t0 = pool_now_ns();
 	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
+	if (r == 0 && fstat(fd, &st) < 0) {
+		r = neg_errno();
+		close(fd);
+	}
 	if (r == 0)
 		counted = pool_is_counted(pool, heap, fd);
 	pthread_mutex_lock(pool->lock);
@@ -400,7 +405,7 @@ static int fill_one(struct ion_pool *pool, size_t size)
 		pthread_mutex_lock(pool->lock);
 		return 0;
 	}
-	r = pool_add_buf(pool, fd, size, forked ? BUF_OUT : BUF_FREE, counted);
+	r = pool_add_buf(pool, fd, &st, size, forked ? BUF_OUT : BUF_FREE, counted);
 	if (r < 0)
 		close(fd);
 	return r < 0 ? r : !forked;
@@ -467,22 +472,25 @@ int pool_fill(struct ion_pool *pool, bool only_low)
 /* Spare fds a class keeps at most: a stream takes one or two buffers
  * between two passes of the worker (each put wakes it). */
 #define SPARES_A_CLASS 2
+/* And a pass makes at most: the next pass makes the rest. */
+#define SPARES_A_PASS 16
 
-/*
- * Called with the lock held: a second fd, for the caller, of up to
- * SPARES_A_CLASS clean counted buffers of each hinted class, so that a
- * get hands it over without a syscall (the dup was what a hit did that
- * its floor did not: 2.2 times the floor on 6.1's system heap, and dups
- * of 1 to 4 ms among the slow hits under TCG).  Made by the worker, off
- * the hot path, under the lock, so that fork() never splits a dup from
- * its entry; dropped with the buffer.  A dup that fails (out of fds) is
- * no error: the get dups then.
- */
-void pool_make_spares(struct ion_pool *pool)
+/* A spare being made: for the buffer anchored by fd with this inode. */
+struct spare_dup {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	int spare;
+};
+
+/* Called with the lock held: the buffers that get a spare this pass,
+ * up to SPARES_A_CLASS clean counted ones of each hinted class, within
+ * the hints' share of RLIMIT_NOFILE with the anchors.  How many. */
+static size_t spares_wanted(const struct ion_pool *pool, struct spare_dup *want)
 {
 	uint64_t fds = 0;
+	size_t n = 0;
 
-	/* Within the hints' share of RLIMIT_NOFILE, with the anchors. */
 	for (size_t i = 0; i < pool->n_bufs; i++)
 		fds += (pool->bufs[i].fd >= 0) + (pool->bufs[i].spare >= 0);
 	for (size_t h = 0; h < pool->n_hints && fds < pool->fd_share; h++) {
@@ -491,18 +499,65 @@ void pool_make_spares(struct ion_pool *pool)
 		for (size_t i = 0; i < pool->n_bufs; i++)
 			spares += pool->bufs[i].size == size && pool->bufs[i].spare >= 0;
 		for (size_t i = 0; i < pool->n_bufs && spares < SPARES_A_CLASS &&
-				   fds < pool->fd_share; i++) {
-			struct pool_buf *b = &pool->bufs[i];
+				   fds < pool->fd_share && n < SPARES_A_PASS; i++) {
+			const struct pool_buf *b = &pool->bufs[i];
 
 			if (b->size != size || b->state != BUF_FREE || !b->counted || b->spare >= 0)
 				continue;
-			b->spare = fcntl(b->fd, F_DUPFD_CLOEXEC, 3);
-			if (b->spare < 0)
-				return;
+			want[n++] = (struct spare_dup){ b->fd, b->dev, b->ino, -1 };
 			spares++;
 			fds++;
 		}
 	}
+	return n;
+}
+
+/*
+ * A second fd, for the caller, of up to SPARES_A_CLASS clean counted
+ * buffers of each hinted class, so that a get hands it over without a
+ * syscall (the dup was what a hit did that its floor did not: 2.2 times
+ * the floor on 6.1's system heap, and dups of 1 to 4 ms among the slow
+ * hits under TCG).  Made by the worker, off the hot path, and without
+ * the pool's lock: under it, gets of the 6.1 VM's 4 KiB stream waited
+ * up to 250 us for the worker's dups.  The dup lock keeps fork() out
+ * meanwhile, as a child would hold a copy of a spare that is in no
+ * entry, which its fork handler could not close.  A spare goes to its
+ * buffer if that is still the same one, clean and without a spare (a get
+ * may have handed it out meanwhile); else it is closed, before fork() may
+ * come again.  A dup that fails
+ * (out of fds) is no error: the get dups then.
+ */
+void pool_make_spares(struct ion_pool *pool)
+{
+	struct spare_dup want[SPARES_A_PASS];
+	size_t n;
+
+	pthread_mutex_lock(&pool->dup_lock);
+	pthread_mutex_lock(pool->lock);
+	n = spares_wanted(pool, want);
+	pthread_mutex_unlock(pool->lock);
+	for (size_t k = 0; k < n; k++)
+		want[k].spare = fcntl(want[k].fd, F_DUPFD_CLOEXEC, 3);
+	pthread_mutex_lock(pool->lock);
+	for (size_t k = 0; k < n; k++) {
+		for (size_t i = 0; i < pool->n_bufs && want[k].spare >= 0; i++) {
+			struct pool_buf *b = &pool->bufs[i];
+
+			if (b->fd != want[k].fd || b->dev != want[k].dev || b->ino != want[k].ino)
+				continue;
+			if (b->state == BUF_FREE && b->spare < 0) {
+				b->spare = want[k].spare;
+				want[k].spare = -1;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(pool->lock);
+	/* Closed before a fork may come. */
+	for (size_t k = 0; k < n; k++)
+		if (want[k].spare >= 0)
+			close(want[k].spare);
+	pthread_mutex_unlock(&pool->dup_lock);
 }
 
 /* After memory pressure made the thread trim a pool, it refills none of
@@ -536,8 +591,8 @@ static struct pool_look tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pr
 	reclaim_unlocked(pool, all);
 	scrub_unlocked(pool);
 	pool_fill(pool, true);
-	pthread_mutex_lock(pool->lock);
 	pool_make_spares(pool);
+	pthread_mutex_lock(pool->lock);
 	next = pool_next_look(pool, pool_now_ns());
 	pthread_mutex_unlock(pool->lock);
 	return next;
@@ -649,8 +704,10 @@ void ion_pools_fork_prepare(void)
 	pthread_mutex_lock(&all_lock);
 	for (struct ion_pools *all = all_pools; all; all = all->next) {
 		pthread_mutex_lock(&all->lock);
-		for (struct ion_pool *p = all->list; p; p = p->next)
+		for (struct ion_pool *p = all->list; p; p = p->next) {
+			pthread_mutex_lock(&p->dup_lock);
 			pthread_mutex_lock(p->lock);
+		}
 	}
 	/* Every pool's lock held: a refill reads it under its pool's. */
 	atomic_fetch_add_explicit(&forks, 1, memory_order_relaxed);
@@ -659,8 +716,10 @@ void ion_pools_fork_prepare(void)
 void ion_pools_fork_parent(void)
 {
 	for (struct ion_pools *all = all_pools; all; all = all->next) {
-		for (struct ion_pool *p = all->list; p; p = p->next)
+		for (struct ion_pool *p = all->list; p; p = p->next) {
 			pthread_mutex_unlock(p->lock);
+			pthread_mutex_unlock(&p->dup_lock);
+		}
 		pthread_mutex_unlock(&all->lock);
 	}
 	pthread_mutex_unlock(&all_lock);
@@ -680,6 +739,7 @@ void ion_pools_fork_child(void)
 				pool_drop(p, p->n_bufs - 1, false);
 			p->pins = 0; /* the parent's workers' */
 			pthread_mutex_unlock(p->lock);
+			pthread_mutex_unlock(&p->dup_lock);
 		}
 		for (struct pool_worker *w = all->workers; w; w = w->next) {
 			int wake_fd = atomic_exchange_explicit(&w->wake_fd, -1, memory_order_relaxed);

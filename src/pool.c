@@ -165,16 +165,15 @@ static void forget(struct ion_pool *pool, size_t i)
 	memmove(&pool->bufs[i], &pool->bufs[i + 1], (--pool->n_bufs - i) * sizeof(pool->bufs[0]));
 }
 
-/* Called with the lock held: a new entry for fd's buffer.  An uncounted
- * buffer out keeps no anchor: fd is then the caller's, not the pool's. */
-int pool_add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state state,
-		   bool counted)
+/* Called with the lock held: a new entry for fd's buffer, st its fstat()
+ * (taken before the lock: a syscall under it is time that a get may
+ * spend waiting).  An uncounted buffer out keeps no anchor: fd is then
+ * the caller's, not the pool's. */
+int pool_add_buf(struct ion_pool *pool, int fd, const struct stat *st, size_t size,
+		 enum buf_state state, bool counted)
 {
 	struct pool_buf *b;
-	struct stat st;
 
-	if (fstat(fd, &st) < 0)
-		return neg_errno();
 	if (pool->n_bufs == pool->cap) {
 		size_t cap = pool->cap ? 2 * pool->cap : 8;
 		struct pool_buf *grown = realloc(pool->bufs, cap * sizeof(*grown));
@@ -186,7 +185,7 @@ int pool_add_buf(struct ion_pool *pool, int fd, size_t size, enum buf_state stat
 	}
 	b = &pool->bufs[pool->n_bufs++];
 	*b = (struct pool_buf){
-		.fd = fd, .dev = st.st_dev, .ino = st.st_ino, .size = size,
+		.fd = fd, .dev = st->st_dev, .ino = st->st_ino, .size = size,
 		.state = state, .since_ns = pool_now_ns(), .counted = counted, .spare = -1,
 	};
 	if (state == BUF_OUT && !counted) {
@@ -496,14 +495,15 @@ static int serve(struct ion_pool *pool, size_t i, size_t size, uint64_t now, int
 static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
 		     size_t size, int *ret_fd)
 {
+	struct stat st;
 	int out, r;
 
 	if (!pool_is_counted(pool, heap, fd)) {
 		/* Tracked (for a put to recognise) but not anchored. */
-		if (!pool->heap_pool) {
+		if (!pool->heap_pool && fstat(fd, &st) == 0) {
 			pthread_mutex_lock(pool->lock);
 			forget_closed(pool);
-			(void)pool_add_buf(pool, fd, size, BUF_OUT, false);
+			(void)pool_add_buf(pool, fd, &st, size, BUF_OUT, false);
 			pthread_mutex_unlock(pool->lock);
 		}
 		*ret_fd = fd;
@@ -515,9 +515,12 @@ static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
 		close(fd);
 		return r;
 	}
-	pthread_mutex_lock(pool->lock);
-	r = pool_add_buf(pool, fd, size, BUF_OUT, true);
-	pthread_mutex_unlock(pool->lock);
+	r = fstat(fd, &st) < 0 ? neg_errno() : 0;
+	if (r == 0) {
+		pthread_mutex_lock(pool->lock);
+		r = pool_add_buf(pool, fd, &st, size, BUF_OUT, true);
+		pthread_mutex_unlock(pool->lock);
+	}
 	if (r < 0)
 		close(fd); /* the caller's fd stands: not pooled, that is all */
 	*ret_fd = out;

@@ -261,10 +261,39 @@ static int fake_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeo
 	return r;
 }
 
+/* Set: the worker's next dup (a spare fd) is held once made, its fd
+ * number left in dup_made, until dup_go is set (10 s at most). */
+static atomic_bool hold_dup, dup_held, dup_go;
+static atomic_int dup_made = -1;
+
+static int fake_fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	int arg, r;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, int);
+	va_end(ap);
+	r = fcntl(fd, cmd, arg);
+	if (cmd == F_DUPFD_CLOEXEC && r >= 0 && !pthread_equal(pthread_self(), main_thread) &&
+	    atomic_exchange(&hold_dup, false)) {
+		atomic_store(&dup_made, r);
+		atomic_store(&dup_held, true);
+		for (int ms = 0; !atomic_load(&dup_go) && ms < 10000; ms++) {
+			struct timespec ts = { 0, 1000000 };
+
+			nanosleep(&ts, NULL);
+		}
+		atomic_store(&dup_held, false);
+	}
+	return r;
+}
+
 #define ion_read_file fake_read_file
 #define ion_fd_kind fake_fd_kind
 #define open(...) fake_open(__VA_ARGS__)
 #define ppoll fake_ppoll
+#define fcntl(...) fake_fcntl(__VA_ARGS__)
 #include "src/fdinfo.c"
 #include "src/pool.c"
 #include "src/pool-heap.c"
@@ -279,6 +308,7 @@ static int fake_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeo
 #undef ion_solution_pool_ops
 #undef open
 #undef ppoll
+#undef fcntl
 
 #define KiB(n) ((size_t)(n) << 10)
 
@@ -344,6 +374,9 @@ static int setup(void **pstate)
 	atomic_store(&block_only, NULL);
 	atomic_store(&pressure_pending, false);
 	atomic_store(&fake_psi_fd, -1);
+	atomic_store(&hold_dup, false);
+	atomic_store(&dup_go, false);
+	atomic_store(&dup_made, -1);
 	atomic_store(&fail_fd, -1);
 	atomic_store(&watched, NULL);
 	assert_int_equal(ion_ctx_new(NULL, &s->ctx), 0);
@@ -1546,6 +1579,64 @@ static void test_fork_during_refill(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
+/* A fork from another thread: the child exits 0 if the worker's spare
+ * fd is not open in it, and the thread notes when fork() returned. */
+static atomic_bool forked_now;
+
+static void *fork_thread(void *arg)
+{
+	struct stat st;
+	pid_t pid;
+
+	(void)arg;
+	pid = fork();
+	if (pid == 0)
+		_exit(fstat(atomic_load(&dup_made), &st) < 0 ? 0 : 1);
+	atomic_store(&forked_now, true);
+	return (void *)(intptr_t)pid;
+}
+
+/*
+ * The worker makes spare fds without the pool's lock: a get meanwhile is
+ * a hit at once.  A fork waits for the dups: a child would otherwise hold
+ * a copy of a spare that is in no entry yet, which its fork handler
+ * cannot close (a pooled buffer shared with the child).
+ */
+static void test_spares_out_of_the_way(void **pstate)
+{
+	struct state *s = *pstate;
+	pthread_t t;
+	uint64_t t0;
+	void *pid;
+	int fd, status;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	atomic_store(&hold_dup, true);
+	atomic_store(&forked_now, false);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&dup_held, 5000));
+	/* A get while the worker is held in its dup. */
+	t0 = now_ms();
+	fd = get(s, KiB(64));
+	assert_true(now_ms() - t0 < 1000);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 1);
+	/* A fork meanwhile waits for the dups. */
+	assert_int_equal(pthread_create(&t, NULL, fork_thread, NULL), 0);
+	sleep_ms(200);
+	assert_false(atomic_load(&forked_now));
+	atomic_store(&dup_go, true);
+	assert_int_equal(pthread_join(t, &pid), 0);
+	assert_true((intptr_t)pid > 0);
+	assert_int_equal(waitpid((pid_t)(intptr_t)pid, &status, 0), (pid_t)(intptr_t)pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status))
+		print_error("the child holds the worker's spare fd %d\n", atomic_load(&dup_made));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
 /* The clean buffers' spare fds, once the worker made them for all
  * (5 s at most): how many, and their numbers in spare[]. */
 static size_t spares_of(struct state *s, int spare[], size_t want)
@@ -1809,6 +1900,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_paced_stream_wakes_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spares_out_of_the_way, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_reads_counts_of_old_buffers_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hit_hands_over_a_spare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
