@@ -248,8 +248,8 @@ static int pool_batch(struct ion_ctx *pctx, struct ion_device *const *devices, u
 
 	for (unsigned int i = 0; r == 0 && i < count; i++) {
 		struct stat st;
-		double ns;
-		int fd;
+		double ns = 0;
+		int fd = -1;
 
 		r = late_new(pctx, devices, n, &bufs[i]);
 		if (r == 0)

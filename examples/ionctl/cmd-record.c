@@ -62,6 +62,13 @@ static bool once(struct rec *r, const char *path)
 	return copy && tsearch(copy, &r->seen, compare);
 }
 
+/* path inside the tree, in full (PATH_MAX); false if too long, as a
+ * path cut short would name another file. */
+static bool in_tree(const struct rec *r, const char *path, char *full)
+{
+	return (size_t)snprintf(full, PATH_MAX, "%s%s", r->root, path) < PATH_MAX;
+}
+
 /* A file's bytes, at most VALUE_MAX; -1 when it cannot be read. */
 static ssize_t read_value(struct rec *r, const char *path, char *buf)
 {
@@ -69,7 +76,8 @@ static ssize_t read_value(struct rec *r, const char *path, char *buf)
 	ssize_t n;
 	int fd;
 
-	snprintf(full, sizeof(full), "%s%s", r->root, path);
+	if (!in_tree(r, path, full))
+		return -1;
 	fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -1;
@@ -136,7 +144,8 @@ static bool record_link(struct rec *r, const char *path, char *ret_target)
 	ssize_t n;
 
 	ret_target[0] = '\0';
-	snprintf(full, sizeof(full), "%s%s", r->root, path);
+	if (!in_tree(r, path, full))
+		return false;
 	n = readlink(full, text, sizeof(text) - 1);
 	if (n < 0)
 		return false;
@@ -161,7 +170,8 @@ static void record_dt(struct rec *r, const char *path, int depth)
 	struct dirent **names;
 	int n;
 
-	snprintf(full, sizeof(full), "%s%s", r->root, path);
+	if (!in_tree(r, path, full))
+		return;
 	n = scandir(full, &names, NULL, alphasort);
 	if (n < 0)
 		return;
@@ -170,9 +180,9 @@ static void record_dt(struct rec *r, const char *path, int depth)
 		const char *name = names[i]->d_name;
 		struct stat st;
 
-		snprintf(child, sizeof(child), "%s/%s", path, name);
-		snprintf(full, sizeof(full), "%s%s", r->root, child);
-		if (name[0] != '.' && !is_private(name) && lstat(full, &st) == 0) {
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", path, name) < sizeof(child) &&
+		    in_tree(r, child, full) && name[0] != '.' && !is_private(name) &&
+		    lstat(full, &st) == 0) {
 			if (S_ISDIR(st.st_mode) && depth < 32)
 				record_dt(r, child, depth + 1);
 			else if (S_ISREG(st.st_mode))
