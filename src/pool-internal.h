@@ -46,7 +46,7 @@ struct pool_buf {
 	 * which pool_own_refs() expects. */
 	void *map;
 	/* A clean counted buffer's second fd, made by the worker ahead of
-	 * its hand-out (pool_make_spares()), so that a get hands it over
+	 * its hand-out (make_spares() in pool-refill.c), so that a get hands it over
 	 * with no syscall; -1: none. */
 	int spare;
 };
@@ -74,7 +74,7 @@ struct ion_pool {
 	pthread_mutex_t *lock;
 	pthread_mutex_t lock_storage;
 	/* Held by the worker while it makes spare fds without the pool's
-	 * lock (pool_make_spares()), and by fork(): a child never inherits
+	 * lock (make_spares() in pool-refill.c), and by fork(): a child never inherits
 	 * a spare that is in no entry yet.  Taken before the pool's lock. */
 	pthread_mutex_t dup_lock;
 	struct pool_buf *bufs;
@@ -251,7 +251,5 @@ int pool_start_worker(struct ion_pool *pool);
 int pool_start_worker_for(struct ion_pool *pool, const char *heap);
 /* Fills hinted classes up to their counts (only_low: those at half). */
 int pool_fill(struct ion_pool *pool, bool only_low);
-/* Spare fds for the next hand-outs, made without the lock. */
-void pool_make_spares(struct ion_pool *pool);
 
 #endif

@@ -38,17 +38,21 @@ static atomic_uint forks;
  * anchor, since other buffers may have moved.  Where a fresh buffer (the
  * kernel zeroes it) was measured to cost less than a memset, a returned
  * one is released instead, once a zeroing was measured, and
- * pool_fill() allocates in its place.
+ * pool_fill() allocates in its place.  The lock is taken twice a buffer:
+ * a zeroed one is entered and the next one looked for in one hold, since
+ * a get that comes during any hold may wait for it (the worker's vCPU,
+ * stalled under TCG while it held the lock, kept gets waiting up to
+ * 3.7 ms, whatever it did under it).
  */
 static void scrub_unlocked(struct ion_pool *pool)
 {
+	pthread_mutex_lock(pool->lock);
 	for (;;) {
 		struct pool_buf copy;
 		bool zero, found = false, release = false, mapped;
 		uint64_t t0;
 		int r;
 
-		pthread_mutex_lock(pool->lock);
 		zero = pool->zero;
 		for (size_t i = 0; i < pool->n_bufs && !found; i++) {
 			if (pool->bufs[i].state != BUF_DIRTY)
@@ -63,11 +67,12 @@ static void scrub_unlocked(struct ion_pool *pool)
 				copy = pool->bufs[i];
 			}
 		}
-		pthread_mutex_unlock(pool->lock);
 		if (!found)
-			return;
+			break;
+		pthread_mutex_unlock(pool->lock);
 		if (release) {
 			pool_release(&copy);
+			pthread_mutex_lock(pool->lock);
 			continue;
 		}
 		t0 = pool_now_ns();
@@ -87,10 +92,14 @@ static void scrub_unlocked(struct ion_pool *pool)
 					pool->bufs[i].since_ns = pool_now_ns();
 				}
 			}
-		pthread_mutex_unlock(pool->lock);
-		if (!found && copy.map)
-			munmap(copy.map, copy.size); /* dropped meanwhile (a fork's child) */
+		if (!found && copy.map) {
+			/* Dropped meanwhile (a fork's child). */
+			pthread_mutex_unlock(pool->lock);
+			munmap(copy.map, copy.size);
+			pthread_mutex_lock(pool->lock);
+		}
 	}
+	pthread_mutex_unlock(pool->lock);
 }
 
 /*
@@ -101,15 +110,20 @@ static void scrub_unlocked(struct ion_pool *pool)
  * not put back and handed out again meanwhile (a count of 1 read between
  * the put and the next get is no longer true after it), when the lock is
  * taken again; where fdinfo does not give the inode (before Linux 5.14),
- * the counts are read under the lock as before.
+ * the counts are read under the lock as before.  The pass's first step:
+ * false, having done nothing, if the pool's background refill is off.
  */
-static void reclaim_unlocked(struct ion_pool *pool, bool all)
+static bool reclaim_unlocked(struct ion_pool *pool, bool all)
 {
 	struct { int fd; ino_t ino; unsigned int outs; int refs, own; ino_t seen; } c[16];
 	uint64_t now, young;
 	size_t n = 0, i;
 
 	pthread_mutex_lock(pool->lock);
+	if (!pool->background) {
+		pthread_mutex_unlock(pool->lock);
+		return false;
+	}
 	now = pool_now_ns(); /* after the lock: no get hands out later */
 	pool_expire(pool);
 	/* Between two of its 100 ms looks, the worker paced to a stream
@@ -131,6 +145,8 @@ static void reclaim_unlocked(struct ion_pool *pool, bool all)
 	}
 	pool->bg_scan = i;
 	pthread_mutex_unlock(pool->lock);
+	if (!n)
+		return true;
 	for (size_t k = 0; k < n; k++)
 		c[k].refs = pool->ops->refs(c[k].fd, &c[k].seen);
 	pthread_mutex_lock(pool->lock);
@@ -154,6 +170,7 @@ static void reclaim_unlocked(struct ion_pool *pool, bool all)
 		}
 	}
 	pthread_mutex_unlock(pool->lock);
+	return true;
 }
 
 /* ---- the workers ---- */
@@ -524,17 +541,25 @@ static size_t spares_wanted(const struct ion_pool *pool, struct spare_dup *want)
  * entry, which its fork handler could not close.  A spare goes to its
  * buffer if that is still the same one, clean and without a spare (a get
  * may have handed it out meanwhile); else it is closed, before fork() may
- * come again.  A dup that fails
- * (out of fds) is no error: the get dups then.
+ * come again.  A dup that fails (out of fds) is no error: the get dups
+ * then.  The pass's last step: when the worker should look at the pool
+ * next, read in the last hold of the lock.
  */
-void pool_make_spares(struct ion_pool *pool)
+static struct pool_look make_spares(struct ion_pool *pool)
 {
 	struct spare_dup want[SPARES_A_PASS];
+	struct pool_look next;
 	size_t n;
 
 	pthread_mutex_lock(&pool->dup_lock);
 	pthread_mutex_lock(pool->lock);
 	n = spares_wanted(pool, want);
+	if (!n) {
+		next = pool_next_look(pool, pool_now_ns());
+		pthread_mutex_unlock(pool->lock);
+		pthread_mutex_unlock(&pool->dup_lock);
+		return next;
+	}
 	pthread_mutex_unlock(pool->lock);
 	for (size_t k = 0; k < n; k++)
 		want[k].spare = fcntl(want[k].fd, F_DUPFD_CLOEXEC, 3);
@@ -552,12 +577,14 @@ void pool_make_spares(struct ion_pool *pool)
 			break;
 		}
 	}
+	next = pool_next_look(pool, pool_now_ns());
 	pthread_mutex_unlock(pool->lock);
 	/* Closed before a fork may come. */
 	for (size_t k = 0; k < n; k++)
 		if (want[k].spare >= 0)
 			close(want[k].spare);
 	pthread_mutex_unlock(&pool->dup_lock);
+	return next;
 }
 
 /* After memory pressure made the thread trim a pool, it refills none of
@@ -570,9 +597,6 @@ void pool_make_spares(struct ion_pool *pool)
  * looked at next. */
 static struct pool_look tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pressure, bool all)
 {
-	struct pool_look next;
-	bool background;
-
 	if (pressure) {
 		int n = pool_trim(pool, 0);
 
@@ -583,19 +607,13 @@ static struct pool_look tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pr
 			ion_dbg(ctx, "memory pressure: %d pooled buffers released", n);
 		return (struct pool_look){ UINT64_MAX, POOL_IDLE_TICK_US };
 	}
-	pthread_mutex_lock(pool->lock);
-	background = pool->background;
-	pthread_mutex_unlock(pool->lock);
-	if (!background)
+	/* Each step takes the pool's lock as few times as it can: a get
+	 * may wait for any hold (see scrub_unlocked()). */
+	if (!reclaim_unlocked(pool, all))
 		return (struct pool_look){ UINT64_MAX, POOL_IDLE_TICK_US };
-	reclaim_unlocked(pool, all);
 	scrub_unlocked(pool);
 	pool_fill(pool, true);
-	pool_make_spares(pool);
-	pthread_mutex_lock(pool->lock);
-	next = pool_next_look(pool, pool_now_ns());
-	pthread_mutex_unlock(pool->lock);
-	return next;
+	return make_spares(pool);
 }
 
 /* Called with the context's pools lock held: pins w's pools (every pool
