@@ -1355,17 +1355,24 @@ static void test_small_buffers_not_behind_large(void **pstate)
 	release_refill(s, small);
 }
 
-/* ThreadSanitizer does not let a child of a process with threads start
- * one (it dies, 66): a test whose child starts a worker is left out. */
-#if defined(__SANITIZE_THREAD__)
-#define TSAN 1
+/*
+ * A test whose child starts a worker is left out under the sanitizers.
+ * ThreadSanitizer lets no child of a process with threads start one (it
+ * dies, 66).  GCC 12's AddressSanitizer does not hold its allocator's
+ * locks across fork(): a parent's thread that was in malloc() leaves
+ * the child one held, and the child's new thread waits for it forever
+ * (seen with gdb in 1 run of 10: SizeClassAllocator64::GetFromAllocator
+ * under AsanThread::Init).  glibc's malloc does.
+ */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define FORK_THREADS_UNSAFE 1
 #elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define TSAN 1
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define FORK_THREADS_UNSAFE 1
 #endif
 #endif
-#ifndef TSAN
-#define TSAN 0
+#ifndef FORK_THREADS_UNSAFE
+#define FORK_THREADS_UNSAFE 0
 #endif
 
 /*
@@ -1382,7 +1389,7 @@ static void test_fork_child_polls_pressure(void **pstate)
 	int status;
 	pid_t pid;
 
-	if (TSAN) {
+	if (FORK_THREADS_UNSAFE) {
 		ion_pool_unref(small);
 		skip();
 	}
