@@ -49,7 +49,13 @@ struct pool_buf {
 	 * its hand-out (make_spares() in pool-refill.c), so that a get hands it over
 	 * with no syscall; -1: none. */
 	int spare;
+	/* Its anchor is being dup'ed by the worker without the lock: a
+	 * detach leaves the anchor open until that is done (pool_detach()). */
+	bool duping;
 };
+
+/* The spare fds a worker's pass makes at most: the next makes the rest. */
+#define POOL_SPARES_A_PASS 16
 
 /* The references on a buffer's file when nothing but the pool holds it:
  * its anchor, its spare fd and its mapping, those it has. */
@@ -93,6 +99,10 @@ struct ion_pool {
 	 * outruns it), up to the count again; back to 0 at a trim.  A
 	 * caller's pool only (a heap pool keeps its hinted count). */
 	size_t ahead;
+	/* Anchors of buffers detached while the worker dup'ed them, closed
+	 * by the worker once its dups are made. */
+	int dup_orphans[POOL_SPARES_A_PASS];
+	size_t n_dup_orphans;
 	bool zero;
 	bool background;
 	/* What a fresh buffer costs against zeroing a returned one, in ns a

@@ -38,11 +38,11 @@ static atomic_uint forks;
  * anchor, since other buffers may have moved.  Where a fresh buffer (the
  * kernel zeroes it) was measured to cost less than a memset, a returned
  * one is released instead, once a zeroing was measured, and
- * pool_fill() allocates in its place.  The lock is taken twice a buffer:
- * a zeroed one is entered and the next one looked for in one hold, since
- * a get that comes during any hold may wait for it (the worker's vCPU,
- * stalled under TCG while it held the lock, kept gets waiting up to
- * 3.7 ms, whatever it did under it).
+ * pool_fill() allocates in its place.  The lock is taken once a buffer
+ * and once more: a zeroed one is entered and the next one looked for in
+ * one hold, since a get that comes during any hold may wait for it (the
+ * worker's vCPU, stalled under TCG while it held the lock, kept gets
+ * waiting for milliseconds, whatever it did under it).
  */
 static void scrub_unlocked(struct ion_pool *pool)
 {
@@ -489,8 +489,6 @@ int pool_fill(struct ion_pool *pool, bool only_low)
 /* Spare fds a class keeps at most: a stream takes one or two buffers
  * between two passes of the worker (each put wakes it). */
 #define SPARES_A_CLASS 2
-/* And a pass makes at most: the next pass makes the rest. */
-#define SPARES_A_PASS 16
 
 /* A spare being made: for the buffer anchored by fd with this inode. */
 struct spare_dup {
@@ -502,8 +500,9 @@ struct spare_dup {
 
 /* Called with the lock held: the buffers that get a spare this pass,
  * up to SPARES_A_CLASS clean counted ones of each hinted class, within
- * the hints' share of RLIMIT_NOFILE with the anchors.  How many. */
-static size_t spares_wanted(const struct ion_pool *pool, struct spare_dup *want)
+ * the hints' share of RLIMIT_NOFILE with the anchors, marked as being
+ * dup'ed.  How many. */
+static size_t spares_wanted(struct ion_pool *pool, struct spare_dup *want)
 {
 	uint64_t fds = 0;
 	size_t n = 0;
@@ -516,12 +515,13 @@ static size_t spares_wanted(const struct ion_pool *pool, struct spare_dup *want)
 		for (size_t i = 0; i < pool->n_bufs; i++)
 			spares += pool->bufs[i].size == size && pool->bufs[i].spare >= 0;
 		for (size_t i = 0; i < pool->n_bufs && spares < SPARES_A_CLASS &&
-				   fds < pool->fd_share && n < SPARES_A_PASS; i++) {
-			const struct pool_buf *b = &pool->bufs[i];
+				   fds < pool->fd_share && n < POOL_SPARES_A_PASS; i++) {
+			struct pool_buf *b = &pool->bufs[i];
 
 			if (b->size != size || b->state != BUF_FREE || !b->counted || b->spare >= 0)
 				continue;
 			want[n++] = (struct spare_dup){ b->fd, b->dev, b->ino, -1 };
+			b->duping = true;
 			spares++;
 			fds++;
 		}
@@ -541,15 +541,19 @@ static size_t spares_wanted(const struct ion_pool *pool, struct spare_dup *want)
  * entry, which its fork handler could not close.  A spare goes to its
  * buffer if that is still the same one, clean and without a spare (a get
  * may have handed it out meanwhile); else it is closed, before fork() may
- * come again.  A dup that fails (out of fds) is no error: the get dups
- * then.  The pass's last step: when the worker should look at the pool
- * next, read in the last hold of the lock.
+ * come again.  A buffer detached meanwhile (a trim, an expiry, a put past
+ * a limit) leaves its anchor to be closed here, after the dups: closed
+ * at once, its number could be another file's by the time of the dup.
+ * A dup that fails (out of fds) is no error: the get dups then.  The
+ * pass's last step: when the worker should look at the pool next, read
+ * in the last hold of the lock.
  */
 static struct pool_look make_spares(struct ion_pool *pool)
 {
-	struct spare_dup want[SPARES_A_PASS];
+	struct spare_dup want[POOL_SPARES_A_PASS];
+	int orphans[POOL_SPARES_A_PASS];
 	struct pool_look next;
-	size_t n;
+	size_t n, n_orphans;
 
 	pthread_mutex_lock(&pool->dup_lock);
 	pthread_mutex_lock(pool->lock);
@@ -565,24 +569,30 @@ static struct pool_look make_spares(struct ion_pool *pool)
 		want[k].spare = fcntl(want[k].fd, F_DUPFD_CLOEXEC, 3);
 	pthread_mutex_lock(pool->lock);
 	for (size_t k = 0; k < n; k++) {
-		for (size_t i = 0; i < pool->n_bufs && want[k].spare >= 0; i++) {
+		for (size_t i = 0; i < pool->n_bufs; i++) {
 			struct pool_buf *b = &pool->bufs[i];
 
 			if (b->fd != want[k].fd || b->dev != want[k].dev || b->ino != want[k].ino)
 				continue;
-			if (b->state == BUF_FREE && b->spare < 0) {
+			b->duping = false;
+			if (b->state == BUF_FREE && b->spare < 0 && want[k].spare >= 0) {
 				b->spare = want[k].spare;
 				want[k].spare = -1;
 			}
 			break;
 		}
 	}
+	n_orphans = pool->n_dup_orphans;
+	memcpy(orphans, pool->dup_orphans, n_orphans * sizeof(orphans[0]));
+	pool->n_dup_orphans = 0;
 	next = pool_next_look(pool, pool_now_ns());
 	pthread_mutex_unlock(pool->lock);
 	/* Closed before a fork may come. */
 	for (size_t k = 0; k < n; k++)
 		if (want[k].spare >= 0)
 			close(want[k].spare);
+	for (size_t k = 0; k < n_orphans; k++)
+		close(orphans[k]);
 	pthread_mutex_unlock(&pool->dup_lock);
 	return next;
 }

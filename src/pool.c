@@ -114,6 +114,14 @@ void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf 
 	if (b->fd < 0)
 		pool->n_unanchored--;
 	*out = *b;
+	if (b->duping) {
+		/* The worker is dup'ing its anchor: closed, the number could
+		 * be another file's by the time it does, which it would dup
+		 * and close (a close drops the program's record locks on that
+		 * file).  The worker closes it after its dups. */
+		pool->dup_orphans[pool->n_dup_orphans++] = b->fd;
+		out->fd = -1;
+	}
 	pool->bufs[i] = pool->bufs[--pool->n_bufs];
 }
 

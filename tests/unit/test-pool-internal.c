@@ -262,29 +262,47 @@ static int fake_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeo
 }
 
 /* Set: the worker's next dup (a spare fd) is held once made, its fd
- * number left in dup_made, until dup_go is set (10 s at most). */
-static atomic_bool hold_dup, dup_held, dup_go;
-static atomic_int dup_made = -1;
+ * number left in dup_made, until dup_go is set (10 s at most); with
+ * hold_before, held before it is made, the fd it dups left in dup_src,
+ * the inode it got in dup_ino. */
+static atomic_bool hold_dup, hold_before, dup_held, dup_go;
+static atomic_int dup_made = -1, dup_src = -1;
+static _Atomic(ino_t) dup_ino;
+
+/* The worker waits here until dup_go is set (10 s at most). */
+static void hold_in_dup(void)
+{
+	atomic_store(&dup_held, true);
+	for (int ms = 0; !atomic_load(&dup_go) && ms < 10000; ms++) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	atomic_store(&dup_held, false);
+}
 
 static int fake_fcntl(int fd, int cmd, ...)
 {
+	bool worker = cmd == F_DUPFD_CLOEXEC && !pthread_equal(pthread_self(), main_thread);
+	struct stat st;
 	va_list ap;
 	int arg, r;
 
 	va_start(ap, cmd);
 	arg = va_arg(ap, int);
 	va_end(ap);
+	if (worker && atomic_load(&hold_dup) && atomic_exchange(&hold_before, false)) {
+		atomic_store(&hold_dup, false);
+		atomic_store(&dup_src, fd);
+		hold_in_dup();
+		r = fcntl(fd, cmd, arg);
+		atomic_store(&dup_ino, r >= 0 && fstat(r, &st) == 0 ? st.st_ino : 0);
+		return r;
+	}
 	r = fcntl(fd, cmd, arg);
-	if (cmd == F_DUPFD_CLOEXEC && r >= 0 && !pthread_equal(pthread_self(), main_thread) &&
-	    atomic_exchange(&hold_dup, false)) {
+	if (worker && r >= 0 && atomic_exchange(&hold_dup, false)) {
 		atomic_store(&dup_made, r);
-		atomic_store(&dup_held, true);
-		for (int ms = 0; !atomic_load(&dup_go) && ms < 10000; ms++) {
-			struct timespec ts = { 0, 1000000 };
-
-			nanosleep(&ts, NULL);
-		}
-		atomic_store(&dup_held, false);
+		hold_in_dup();
 	}
 	return r;
 }
@@ -375,8 +393,11 @@ static int setup(void **pstate)
 	atomic_store(&pressure_pending, false);
 	atomic_store(&fake_psi_fd, -1);
 	atomic_store(&hold_dup, false);
+	atomic_store(&hold_before, false);
 	atomic_store(&dup_go, false);
 	atomic_store(&dup_made, -1);
+	atomic_store(&dup_src, -1);
+	atomic_store(&dup_ino, 0);
 	atomic_store(&fail_fd, -1);
 	atomic_store(&watched, NULL);
 	assert_int_equal(ion_ctx_new(NULL, &s->ctx), 0);
@@ -1409,8 +1430,13 @@ static void test_fork_child_polls_pressure(void **pstate)
 			_exit(2);
 		while (stat_of(small, ION_POOL_STAT_BYTES_HELD) < KiB(8) && now_ms() < end + 5000)
 			sleep_ms(5);
-		if (stat_of(small, ION_POOL_STAT_BYTES_HELD) < KiB(8))
+		if (stat_of(small, ION_POOL_STAT_BYTES_HELD) < KiB(8)) {
+			fprintf(stderr, "child: %llu bytes held, %llu refills, %llu out, running %d, after %llu\n",
+				stat_of(small, ION_POOL_STAT_BYTES_HELD), stat_of(small, ION_POOL_STAT_REFILLS),
+				stat_of(small, ION_POOL_STAT_BUFFERS_OUT), (int)pool_worker_running(small),
+				(unsigned long long)small->refill_after_ns);
 			_exit(3);
+		}
 		atomic_store(&pressure_pending, true);
 		pool_wake(small);
 		_exit(stat_reaches(small, ION_POOL_STAT_BYTES_HELD, 0, 5000) ? 0 : 4);
@@ -1586,6 +1612,18 @@ static void test_fork_during_refill(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
+/* s's pool, two 64K buffers ready, with its worker held in its first
+ * dup for a spare (before: before the dup is made). */
+static void hold_spare_dup(struct state *s, bool before)
+{
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	atomic_store(&hold_before, before);
+	atomic_store(&hold_dup, true);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(wait_flag(&dup_held, 5000));
+}
+
 /* A fork from another thread: the child exits 0 if the worker's spare
  * fd is not open in it, and the thread notes when fork() returned. */
 static atomic_bool forked_now;
@@ -1617,12 +1655,8 @@ static void test_spares_out_of_the_way(void **pstate)
 	void *pid;
 	int fd, status;
 
-	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
-	assert_int_equal(ion_pool_prefill(s->pool), 0);
-	atomic_store(&hold_dup, true);
 	atomic_store(&forked_now, false);
-	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
-	assert_true(wait_flag(&dup_held, 5000));
+	hold_spare_dup(s, false);
 	/* A get while the worker is held in its dup. */
 	t0 = now_ms();
 	fd = get(s, KiB(64));
@@ -1641,6 +1675,38 @@ static void test_spares_out_of_the_way(void **pstate)
 		print_error("the child holds the worker's spare fd %d\n", atomic_load(&dup_made));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
+/*
+ * A buffer trimmed while the worker is about to dup its anchor for a
+ * spare: the anchor stays open until the dup is made, so that the
+ * number cannot be another file's by then (the worker would dup the
+ * program's file, and its close would drop the program's record locks
+ * on it).  Here the program's next fd would take that number.
+ */
+static void test_spare_of_a_trimmed_buffer(void **pstate)
+{
+	struct state *s = *pstate;
+	int src, other, fd;
+	struct stat st;
+
+	hold_spare_dup(s, true);
+	src = atomic_load(&dup_src);
+	assert_int_equal(fstat(src, &st), 0);
+	assert_true(ion_pool_trim(s->pool, 0) >= 2);
+	other = memfd_create("not-the-pool's", MFD_CLOEXEC);
+	assert_true(other >= 0);
+	fd = fcntl(other, F_DUPFD_CLOEXEC, src); /* src itself if it is free */
+	assert_true(fd >= 0);
+	atomic_store(&dup_go, true);
+	while (atomic_load(&dup_held))
+		sleep_ms(1);
+	/* The worker dup'ed the pool's buffer, never the program's file. */
+	assert_true(atomic_load(&dup_ino) == st.st_ino);
+	assert_int_not_equal(fd, src);
+	close(fd);
+	close(other);
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
@@ -1908,6 +1974,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spares_out_of_the_way, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spare_of_a_trimmed_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_reads_counts_of_old_buffers_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hit_hands_over_a_spare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
