@@ -46,8 +46,8 @@ struct pool_buf {
 	 * which pool_own_refs() expects. */
 	void *map;
 	/* A clean counted buffer's second fd, made by the worker ahead of
-	 * its hand-out (make_spares() in pool-refill.c), so that a get hands it over
-	 * with no syscall; -1: none. */
+	 * its hand-out (make_spares() in pool-refill.c), so that a get
+	 * hands it over with no syscall; -1: none. */
 	int spare;
 	/* Its anchor is being dup'ed by the worker without the lock: a
 	 * detach leaves the anchor open until that is done (pool_detach()). */
@@ -80,8 +80,9 @@ struct ion_pool {
 	pthread_mutex_t *lock;
 	pthread_mutex_t lock_storage;
 	/* Held by the worker while it makes spare fds without the pool's
-	 * lock (make_spares() in pool-refill.c), and by fork(): a child never inherits
-	 * a spare that is in no entry yet.  Taken before the pool's lock. */
+	 * lock (make_spares() in pool-refill.c), and by fork(): a child
+	 * never inherits a spare that is in no entry yet.  Taken before the
+	 * pool's lock. */
 	pthread_mutex_t dup_lock;
 	struct pool_buf *bufs;
 	size_t n_bufs, cap;
