@@ -263,4 +263,9 @@ int pool_start_worker_for(struct ion_pool *pool, const char *heap);
 /* Fills hinted classes up to their counts (only_low: those at half). */
 int pool_fill(struct ion_pool *pool, bool only_low);
 
+/* ---- spare fds (pool-spares.c) ---- */
+/* The worker's pass's last step, without the pool's lock held: spare
+ * fds for the next hits; when the worker should look at the pool next. */
+struct pool_look pool_make_spares(struct ion_pool *pool);
+
 #endif

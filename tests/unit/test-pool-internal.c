@@ -322,6 +322,7 @@ static int fake_fcntl(int fd, int cmd, ...)
 #include "src/pool-pace.c"
 #include "src/pool-refill.c"
 #include "src/pool-scrub.c"
+#include "src/pool-spares.c"
 #undef ion_read_file
 #undef ion_fd_kind
 #undef ion_solution_pool_ops
