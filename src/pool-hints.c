@@ -218,7 +218,7 @@ int pool_set_hints(struct ion_pool *pool, const struct ion_pool_hint *hints, siz
 		free(copy);
 		copy = NULL;
 	}
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	free(pool->hints);
 	pool->hints = copy;
 	pool->n_hints = kept;

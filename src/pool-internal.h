@@ -3,8 +3,8 @@
  * A pool's body and the functions its files share: the cache (pool.c),
  * its hints (pool-hints.c), its limits and statistics (pool-limits.c),
  * the refill workers (pool-refill.c), the stream's pace (pool-pace.c),
- * the zeroing and its cost
- * (pool-scrub.c) and heaps' own pools (pool-heap.c).
+ * the zeroing and its cost (pool-scrub.c), the spare fds and the
+ * hand-over slots (pool-spares.c) and heaps' own pools (pool-heap.c).
  * Nothing outside these files includes it.
  */
 #ifndef LIBION_POOL_INTERNAL_H
@@ -46,9 +46,12 @@ struct pool_buf {
 	 * which pool_own_refs() expects. */
 	void *map;
 	/* A clean counted buffer's second fd, made by the worker ahead of
-	 * its hand-out (make_spares() in pool-refill.c), so that a get
-	 * hands it over with no syscall; -1: none. */
+	 * its hand-out (pool_make_spares()), so that a get hands it over
+	 * with no syscall; -1: none. */
 	int spare;
+	/* The hand-over slot its spare is published in (clean: a get may
+	 * take it without the lock at any time); -1: none. */
+	int slot;
 	/* Its anchor is being dup'ed by the worker without the lock: a
 	 * detach leaves the anchor open until that is done (pool_detach()). */
 	bool duping;
@@ -56,6 +59,24 @@ struct pool_buf {
 
 /* The spare fds a worker's pass makes at most: the next makes the rest. */
 #define POOL_SPARES_A_PASS 16
+
+/*
+ * A hand-over slot: one clean buffer's spare fd, published by the worker
+ * under the pool's lock, which a get takes with one compare-and-swap
+ * without the lock (pool_slot_take()).  v is 0 (empty), POOL_SLOT_FULL
+ * with a generation and the fd, or POOL_SLOT_TAKEN with the time of the
+ * take; the next holder of the lock settles a take (pool_settle()).
+ * used, under the lock: a buffer is in it (full or taken).
+ */
+#define POOL_SLOTS 4
+#define POOL_SLOT_FULL (1ull << 63)
+#define POOL_SLOT_TAKEN (1ull << 62)
+#define POOL_SLOT_WAKE (1ull << 61)	/* the take wakes the worker */
+struct pool_slot {
+	_Atomic uint64_t v;
+	_Atomic size_t size;	/* the class of the buffer in it */
+	bool used;
+};
 
 /* The references on a buffer's file when nothing but the pool holds it:
  * its anchor, its spare fd and its mapping, those it has. */
@@ -100,6 +121,12 @@ struct ion_pool {
 	 * outruns it), up to the count again; back to 0 at a trim.  A
 	 * caller's pool only (a heap pool keeps its hinted count). */
 	size_t ahead;
+	/* The hand-over slots, and how many are used (under the lock);
+	 * the generation of the next fill, against a take that read a
+	 * slot before it was emptied and filled again. */
+	struct pool_slot slots[POOL_SLOTS];
+	unsigned int n_slotted;
+	uint32_t slot_gen;
 	/* Anchors of buffers detached while the worker dup'ed them, closed
 	 * by the worker once its dups are made. */
 	int dup_orphans[POOL_SPARES_A_PASS];
@@ -162,6 +189,9 @@ enum hints_origin {
 
 /* ---- the cache (pool.c) ---- */
 uint64_t pool_now_ns(void);
+/* Called with the lock held: b, free, is handed out at now (its fd
+ * given already): the bookkeeping of a hit. */
+void pool_mark_out(struct ion_pool *pool, struct pool_buf *b, uint64_t now);
 /* The size of the buffers that serve len bytes; 0 for 0 or an overflow. */
 size_t pool_class_of(const struct ion_pool *pool, size_t len);
 /* Called with the lock held, as every function on a pool's buffers is. */
@@ -263,9 +293,31 @@ int pool_start_worker_for(struct ion_pool *pool, const char *heap);
 /* Fills hinted classes up to their counts (only_low: those at half). */
 int pool_fill(struct ion_pool *pool, bool only_low);
 
-/* ---- spare fds (pool-spares.c) ---- */
+/* ---- spare fds and hand-over slots (pool-spares.c) ---- */
 /* The worker's pass's last step, without the pool's lock held: spare
- * fds for the next hits; when the worker should look at the pool next. */
+ * fds for the next hits, published in the slots; when the worker should
+ * look at the pool next. */
 struct pool_look pool_make_spares(struct ion_pool *pool);
+/* Without the lock: the spare fd of a clean buffer of class size taken
+ * from a slot (the caller's now), or -1 if no slot holds one. */
+int pool_slot_take(struct ion_pool *pool, size_t size);
+/* Called with the lock held: the buffers taken from slots since, out. */
+void pool_settle(struct ion_pool *pool);
+/* Called with the lock held: buffer i, in a slot, taken back out of it.
+ * Whether it is still clean in the pool (false: a get took it first,
+ * and it is out now). */
+bool pool_unslot(struct ion_pool *pool, size_t i);
+/* Called with the lock held: every slot emptied (background refill off). */
+void pool_unslot_all(struct ion_pool *pool);
+
+/* Takes the pool's lock, which every function on a pool's buffers holds,
+ * and settles the takes from the slots, so that what it reads of the
+ * buffers is true at least as of then. */
+static inline void pool_lock(struct ion_pool *pool)
+{
+	pthread_mutex_lock(pool->lock);
+	if (pool->n_slotted)
+		pool_settle(pool);
+}
 
 #endif

@@ -41,7 +41,7 @@ void pool_free(struct ion_pool *pool)
 		pool->scrubs ? pool->scrub_ns / pool->scrubs / 1000 : 0, pool->scrub_ns_max / 1000,
 		pool->get_wakes, pool->put_wakes);
 	unlink_pool(pool);
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	while (pool->n_bufs)
 		pool_drop(pool, pool->n_bufs - 1, false);
 	pthread_mutex_unlock(pool->lock);

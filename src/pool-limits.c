@@ -13,7 +13,7 @@ int pool_trim(struct ion_pool *pool, unsigned long long keep)
 {
 	int released = 0;
 
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	pool->ahead = 0; /* what a stream made it keep goes too */
 	/* First what its holders closed: its anchor alone still pins it. */
 	for (size_t i = 0; i < pool->n_bufs; i++) {
@@ -27,7 +27,8 @@ int pool_trim(struct ion_pool *pool, unsigned long long keep)
 		}
 	}
 	for (size_t i = 0; i < pool->n_bufs && pool->held > keep; i++)
-		if (pool->bufs[i].state == BUF_FREE || pool->bufs[i].state == BUF_DIRTY) {
+		if ((pool->bufs[i].state == BUF_FREE || pool->bufs[i].state == BUF_DIRTY) &&
+		    (pool->bufs[i].slot < 0 || pool_unslot(pool, i))) {
 			pool_drop(pool, i--, true);
 			released++;
 		}
@@ -39,7 +40,7 @@ ION_EXPORT int ion_pool_set_max_bytes(struct ion_pool *pool, unsigned long long 
 {
 	if (!pool)
 		return -EINVAL;
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	pool->max_bytes = bytes;
 	pthread_mutex_unlock(pool->lock);
 	if (bytes)
@@ -51,7 +52,7 @@ ION_EXPORT int ion_pool_set_expiry_ms(struct ion_pool *pool, unsigned int ms)
 {
 	if (!pool)
 		return -EINVAL;
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	pool->expiry_ns = (uint64_t)ms * 1000000u;
 	pthread_mutex_unlock(pool->lock);
 	return 0;
@@ -76,7 +77,8 @@ ION_EXPORT unsigned long long ion_pool_get_stat(const struct ion_pool *pool,
 
 	if (!pool || (unsigned int)stat >= ION_POOL_STAT_COUNT)
 		return 0;
-	pthread_mutex_lock(pool->lock);
+	/* Takes from the slots settled: they count as the hits they were. */
+	pool_lock((struct ion_pool *)pool);
 	if (stat == ION_POOL_STAT_BYTES_HELD) {
 		v = pool->held;
 	} else if (stat == ION_POOL_STAT_BUFFERS_OUT) {
@@ -106,7 +108,7 @@ ION_EXPORT int ion_ctx_set_pool_limit(struct ion_ctx *ctx, unsigned long long by
 
 		if (!over)
 			break;
-		pthread_mutex_lock(p->lock);
+		pool_lock(p);
 		held = p->held;
 		pthread_mutex_unlock(p->lock);
 		pool_trim(p, held > over ? held - over : 0);

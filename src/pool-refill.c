@@ -46,7 +46,7 @@ static atomic_uint forks;
  */
 static void scrub_unlocked(struct ion_pool *pool)
 {
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	for (;;) {
 		struct pool_buf copy;
 		bool zero, found = false, release = false, mapped;
@@ -72,13 +72,13 @@ static void scrub_unlocked(struct ion_pool *pool)
 		pthread_mutex_unlock(pool->lock);
 		if (release) {
 			pool_release(&copy);
-			pthread_mutex_lock(pool->lock);
+			pool_lock(pool);
 			continue;
 		}
 		t0 = pool_now_ns();
 		mapped = copy.map != NULL;
 		r = pool_scrub(&copy, zero);
-		pthread_mutex_lock(pool->lock);
+		pool_lock(pool);
 		pool_note_scrub(pool, t0, copy.size, copy.map && !mapped, false);
 		found = false;
 		for (size_t i = 0; i < pool->n_bufs && !found; i++)
@@ -96,7 +96,7 @@ static void scrub_unlocked(struct ion_pool *pool)
 			/* Dropped meanwhile (a fork's child). */
 			pthread_mutex_unlock(pool->lock);
 			munmap(copy.map, copy.size);
-			pthread_mutex_lock(pool->lock);
+			pool_lock(pool);
 		}
 	}
 	pthread_mutex_unlock(pool->lock);
@@ -119,7 +119,7 @@ static bool reclaim_unlocked(struct ion_pool *pool, bool all)
 	uint64_t now, young;
 	size_t n = 0, i;
 
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	if (!pool->background) {
 		pthread_mutex_unlock(pool->lock);
 		return false;
@@ -149,7 +149,7 @@ static bool reclaim_unlocked(struct ion_pool *pool, bool all)
 		return true;
 	for (size_t k = 0; k < n; k++)
 		c[k].refs = pool->ops->refs(c[k].fd, &c[k].seen);
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	for (size_t k = 0; k < n; k++) {
 		if (c[k].refs < 0)
 			continue; /* unread (out of fds or memory): next pass */
@@ -347,7 +347,7 @@ static bool pool_small(struct ion_pool *pool)
 {
 	bool small;
 
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	small = pool->n_hints > 0;
 	for (size_t h = 0; h < pool->n_hints; h++)
 		small = small && pool_class_of(pool, pool->hints[h].size) <= SMALL_CLASS_MAX;
@@ -407,7 +407,7 @@ static int fill_one(struct ion_pool *pool, size_t size)
 	}
 	if (r == 0)
 		counted = pool_is_counted(pool, heap, fd);
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	if (r < 0)
 		return r;
 	pool_note_alloc(pool, t0, size);
@@ -419,7 +419,7 @@ static int fill_one(struct ion_pool *pool, size_t size)
 	if ((forked && !counted) || (!forked && !pool_room_for(pool, size))) {
 		pthread_mutex_unlock(pool->lock);
 		close(fd);
-		pthread_mutex_lock(pool->lock);
+		pool_lock(pool);
 		return 0;
 	}
 	r = pool_add_buf(pool, fd, &st, size, forked ? BUF_OUT : BUF_FREE, counted);
@@ -457,7 +457,7 @@ int pool_fill(struct ion_pool *pool, bool only_low)
 {
 	int added = 0;
 
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	if (only_low && pool_refill_held_off(pool, pool_now_ns())) {
 		pthread_mutex_unlock(pool->lock);
 		return 0;
@@ -499,7 +499,7 @@ static struct pool_look tend(struct ion_ctx *ctx, struct ion_pool *pool, bool pr
 	if (pressure) {
 		int n = pool_trim(pool, 0);
 
-		pthread_mutex_lock(pool->lock);
+		pool_lock(pool);
 		pool->refill_after_ns = pool_now_ns() + PRESSURE_BACKOFF_NS;
 		pthread_mutex_unlock(pool->lock);
 		if (n)
@@ -756,11 +756,13 @@ ION_EXPORT int ion_pool_set_background(struct ion_pool *pool, int background)
 		return -EINVAL;
 	all = ion_ctx_pools(pool->ctx);
 	pthread_mutex_lock(&all->lock);
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	pool->background = background != 0;
 	/* A stream is likely to start: the worker looks often (and gets
 	 * need not wake it) until its pace is known. */
 	pool->armed_ns = background ? pool_now_ns() : 0;
+	if (!background)
+		pool_unslot_all(pool); /* the worker's, which refills them no more */
 	pthread_mutex_unlock(pool->lock);
 	if (background)
 		r = pool_start_worker(pool);

@@ -2,13 +2,155 @@
 /*
  * A pool's spare fds: a second fd of a clean buffer, made by the worker
  * off the hot path and off the pool's lock, which a get hands over
- * without a syscall.
+ * without a syscall; and the hand-over slots, in which the worker
+ * publishes a spare for each hinted class, so that a get takes it
+ * without waiting for the pool's lock either.
  */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pool-internal.h"
+
+/* ---- the hand-over slots ---- */
+
+/* The bits of a slot's v: a full one's fd and generation, a taken one's
+ * time (ns of CLOCK_MONOTONIC: 2^61 is 73 years). */
+#define SLOT_FD_MASK 0xffffffffull
+#define SLOT_GEN_SHIFT 32
+#define SLOT_GEN_MASK ((1ull << 29) - 1)
+#define SLOT_NS_MASK (POOL_SLOT_WAKE - 1)
+
+/*
+ * A get's take: one compare-and-swap from full to taken, which the
+ * worker's fill (full from empty) and the lock holder's unslot (empty
+ * from either) race with.  Whoever changes v owns the buffer's spare:
+ * the get takes it to its caller, the unslot back to the pool.  The
+ * generation keeps a take from succeeding on a slot emptied and filled
+ * again with a buffer of another class under the same fd number since
+ * its first read (it would have to be filled 2^29 times meanwhile).
+ */
+int pool_slot_take(struct ion_pool *pool, size_t size)
+{
+	for (size_t k = 0; k < POOL_SLOTS; k++) {
+		struct pool_slot *slot = &pool->slots[k];
+		uint64_t v = atomic_load_explicit(&slot->v, memory_order_acquire), taken;
+
+		if (!(v & POOL_SLOT_FULL) ||
+		    atomic_load_explicit(&slot->size, memory_order_relaxed) != size)
+			continue;
+		taken = POOL_SLOT_TAKEN | (v & POOL_SLOT_WAKE) | (pool_now_ns() & SLOT_NS_MASK);
+		if (!atomic_compare_exchange_strong_explicit(&slot->v, &v, taken, memory_order_acq_rel,
+							     memory_order_relaxed))
+			continue;
+		if (v & POOL_SLOT_WAKE)
+			pool_wake(pool);
+		return (int)(v & SLOT_FD_MASK);
+	}
+	return -1;
+}
+
+/* Called with the lock held: the buffer in slot k, which its v (swapped
+ * for empty) says is the pool's again or the caller's. */
+static void slot_emptied(struct ion_pool *pool, size_t k, uint64_t v)
+{
+	pool->slots[k].used = false;
+	pool->n_slotted--;
+	for (size_t i = 0; i < pool->n_bufs; i++) {
+		struct pool_buf *b = &pool->bufs[i];
+		uint64_t at;
+
+		if (b->slot != (int)k)
+			continue;
+		b->slot = -1;
+		if (!(v & POOL_SLOT_TAKEN))
+			return; /* clean in the pool, with its spare */
+		/* The get's caller holds the spare: a hit at the time of the
+		 * take, as the locked get would have counted it. */
+		at = v & SLOT_NS_MASK;
+		b->spare = -1;
+		pool_mark_out(pool, b, at);
+		pool->get_wakes += (v & POOL_SLOT_WAKE) != 0;
+		pool->put_woke = false;
+		if (at > pool->last_get_ns)
+			pool_note_get(pool, at);
+		return;
+	}
+}
+
+void pool_settle(struct ion_pool *pool)
+{
+	for (size_t k = 0; k < POOL_SLOTS; k++) {
+		struct pool_slot *slot = &pool->slots[k];
+		uint64_t v;
+
+		if (!slot->used)
+			continue;
+		v = atomic_load_explicit(&slot->v, memory_order_acquire);
+		/* Only a fill under the lock makes a taken slot anything else. */
+		if (v & POOL_SLOT_TAKEN) {
+			atomic_store_explicit(&slot->v, 0, memory_order_relaxed);
+			slot_emptied(pool, k, v);
+		}
+	}
+}
+
+bool pool_unslot(struct ion_pool *pool, size_t i)
+{
+	size_t k = (size_t)pool->bufs[i].slot;
+	uint64_t v = atomic_exchange_explicit(&pool->slots[k].v, 0, memory_order_acq_rel);
+
+	slot_emptied(pool, k, v);
+	return !(v & POOL_SLOT_TAKEN);
+}
+
+void pool_unslot_all(struct ion_pool *pool)
+{
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		if (pool->bufs[i].slot >= 0)
+			(void)pool_unslot(pool, i);
+}
+
+/*
+ * Called with the lock held, by the worker: each hinted class without a
+ * slot gets one, with a clean buffer that has a spare, while slots are
+ * left.  The take wakes the worker if it leaves the class at its
+ * watermark and the worker does not come by itself before the next get
+ * (as serve() decides for a get under the lock).
+ */
+static void fill_slots(struct ion_pool *pool)
+{
+	for (size_t h = 0; h < pool->n_hints && pool->n_slotted < POOL_SLOTS; h++) {
+		size_t size = pool_class_of(pool, pool->hints[h].size), k = 0;
+		struct pool_buf *b = NULL;
+		uint64_t v;
+
+		for (size_t j = 0; j < POOL_SLOTS; j++)
+			if (pool->slots[j].used &&
+			    atomic_load_explicit(&pool->slots[j].size, memory_order_relaxed) == size)
+				size = 0; /* has one */
+		for (size_t i = 0; i < pool->n_bufs && size && !b; i++)
+			if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_FREE &&
+			    pool->bufs[i].spare >= 0 && pool->bufs[i].slot < 0)
+				b = &pool->bufs[i];
+		if (!b)
+			continue;
+		while (pool->slots[k].used)
+			k++;
+		pool->slot_gen = (pool->slot_gen + 1) & SLOT_GEN_MASK;
+		v = POOL_SLOT_FULL | (uint64_t)pool->slot_gen << SLOT_GEN_SHIFT | (uint32_t)b->spare;
+		if (!pool_paced(pool) && pool_clean(pool, size) <= pool_want(pool, h) / 2 + 1)
+			v |= POOL_SLOT_WAKE;
+		b->slot = (int)k;
+		pool->slots[k].used = true;
+		pool->n_slotted++;
+		atomic_store_explicit(&pool->slots[k].size, size, memory_order_relaxed);
+		atomic_store_explicit(&pool->slots[k].v, v, memory_order_release);
+	}
+}
+
+/* ---- spare fds ---- */
 
 /* Spare fds a class keeps at most: a stream takes one or two buffers
  * between two passes of the worker (each put wakes it). */
@@ -80,9 +222,11 @@ struct pool_look pool_make_spares(struct ion_pool *pool)
 	size_t n, n_orphans;
 
 	pthread_mutex_lock(&pool->dup_lock);
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	n = spares_wanted(pool, want);
 	if (!n) {
+		if (pool->background)
+			fill_slots(pool);
 		next = pool_next_look(pool, pool_now_ns());
 		pthread_mutex_unlock(pool->lock);
 		pthread_mutex_unlock(&pool->dup_lock);
@@ -91,7 +235,7 @@ struct pool_look pool_make_spares(struct ion_pool *pool)
 	pthread_mutex_unlock(pool->lock);
 	for (size_t k = 0; k < n; k++)
 		want[k].spare = fcntl(want[k].fd, F_DUPFD_CLOEXEC, 3);
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	for (size_t k = 0; k < n; k++) {
 		for (size_t i = 0; i < pool->n_bufs; i++) {
 			struct pool_buf *b = &pool->bufs[i];
@@ -109,6 +253,8 @@ struct pool_look pool_make_spares(struct ion_pool *pool)
 	n_orphans = pool->n_dup_orphans;
 	memcpy(orphans, pool->dup_orphans, n_orphans * sizeof(orphans[0]));
 	pool->n_dup_orphans = 0;
+	if (pool->background)
+		fill_slots(pool);
 	next = pool_next_look(pool, pool_now_ns());
 	pthread_mutex_unlock(pool->lock);
 	/* Closed before a fork may come. */

@@ -107,6 +107,8 @@ void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf 
 {
 	struct pool_buf *b = &pool->bufs[i];
 
+	if (b->slot >= 0)
+		(void)pool_unslot(pool, i); /* taken meanwhile: out, its spare the caller's */
 	if (b->state != BUF_OUT)
 		pool_account(pool, -(long long)b->size);
 	if (trimmed)
@@ -195,6 +197,7 @@ int pool_add_buf(struct ion_pool *pool, int fd, const struct stat *st, size_t si
 	*b = (struct pool_buf){
 		.fd = fd, .dev = st->st_dev, .ino = st->st_ino, .size = size,
 		.state = state, .since_ns = pool_now_ns(), .counted = counted, .spare = -1,
+		.slot = -1,
 	};
 	if (state == BUF_OUT && !counted) {
 		b->fd = -1;
@@ -333,23 +336,42 @@ void pool_expire(struct ion_pool *pool)
 	now = pool_now_ns();
 	for (size_t i = 0; i < pool->n_bufs; i++)
 		if (pool->bufs[i].state == BUF_FREE &&
-		    now - pool->bufs[i].since_ns > pool->expiry_ns)
+		    now - pool->bufs[i].since_ns > pool->expiry_ns &&
+		    (pool->bufs[i].slot < 0 || pool_unslot(pool, i)))
 			pool_drop(pool, i--, true);
 }
 
-/* A clean buffer of class size, one with a spare fd first. */
+/* A clean buffer of class size: one with a spare fd first, one in a
+ * slot last (for a get that does not wait for the lock). */
 static ssize_t find_free(const struct ion_pool *pool, size_t size)
 {
-	ssize_t found = -1;
+	ssize_t plain = -1, slotted = -1;
 
-	for (size_t i = 0; i < pool->n_bufs; i++)
-		if (pool->bufs[i].state == BUF_FREE && pool->bufs[i].size == size) {
-			if (pool->bufs[i].spare >= 0)
-				return (ssize_t)i;
-			if (found < 0)
-				found = (ssize_t)i;
-		}
-	return found;
+	for (size_t i = 0; i < pool->n_bufs; i++) {
+		const struct pool_buf *b = &pool->bufs[i];
+
+		if (b->state != BUF_FREE || b->size != size)
+			continue;
+		if (b->slot >= 0)
+			slotted = slotted < 0 ? (ssize_t)i : slotted;
+		else if (b->spare >= 0)
+			return (ssize_t)i;
+		else if (plain < 0)
+			plain = (ssize_t)i;
+	}
+	return plain >= 0 ? plain : slotted;
+}
+
+/* Called with the lock held: find_free(), taken out of its slot if it
+ * is in one (a get may take it first: then the next). */
+static ssize_t take_free(struct ion_pool *pool, size_t size)
+{
+	ssize_t i;
+
+	while ((i = find_free(pool, size)) >= 0 && pool->bufs[i].slot >= 0 &&
+	       !pool_unslot(pool, (size_t)i))
+		;
+	return i;
 }
 
 /* ---- pools ---- */
@@ -373,7 +395,7 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 	t0 = pool_now_ns();
 	mapped = copy.map != NULL;
 	r = pool_scrub(&copy, zero);
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	pool_note_scrub(pool, t0, copy.size, copy.map && !mapped, true);
 	/* Found again by its anchor: other buffers may have moved. */
 	for (i = 0; i < (ssize_t)pool->n_bufs; i++)
@@ -433,6 +455,17 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 	return waiting < lag;
 }
 
+void pool_mark_out(struct ion_pool *pool, struct pool_buf *b, uint64_t now)
+{
+	b->state = BUF_OUT;
+	b->since_ns = now;
+	b->outs++;
+	b->recheck_ns = 0; /* a new holder: looked at from the next get on */
+	b->held_seen = 0;
+	pool_account(pool, -(long long)b->size);
+	pool->stats[ION_POOL_STAT_HITS]++;
+}
+
 /* Called with the lock held: hands out buffer i (free) at now; its fd
  * for the caller, or a negative errno. */
 static int hand_out(struct ion_pool *pool, size_t i, uint64_t now)
@@ -454,13 +487,7 @@ static int hand_out(struct ion_pool *pool, size_t i, uint64_t now)
 		b->fd = -1;
 		pool->n_unanchored++;
 	}
-	b->state = BUF_OUT;
-	b->since_ns = now;
-	b->outs++;
-	b->recheck_ns = 0; /* a new holder: looked at from the next get on */
-	b->held_seen = 0;
-	pool_account(pool, -(long long)b->size);
-	pool->stats[ION_POOL_STAT_HITS]++;
+	pool_mark_out(pool, b, now);
 	/* A heap's pool has no put: what it cannot count, it forgets. */
 	if (!b->counted && pool->heap_pool)
 		forget(pool, i);
@@ -509,7 +536,7 @@ static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
 	if (!pool_is_counted(pool, heap, fd)) {
 		/* Tracked (for a put to recognise) but not anchored. */
 		if (!pool->heap_pool && fstat(fd, &st) == 0) {
-			pthread_mutex_lock(pool->lock);
+			pool_lock(pool);
 			forget_closed(pool);
 			(void)pool_add_buf(pool, fd, &st, size, BUF_OUT, false);
 			pthread_mutex_unlock(pool->lock);
@@ -525,7 +552,7 @@ static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
 	}
 	r = fstat(fd, &st) < 0 ? neg_errno() : 0;
 	if (r == 0) {
-		pthread_mutex_lock(pool->lock);
+		pool_lock(pool);
 		r = pool_add_buf(pool, fd, &st, size, BUF_OUT, true);
 		pthread_mutex_unlock(pool->lock);
 	}
@@ -554,11 +581,11 @@ static int get_after_enomem(struct ion_pool *pool, size_t size, int *ret_fd)
 {
 	ssize_t i;
 
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	/* Refill by allocation failed: a put keeps its buffer from now on. */
 	pool->refill_after_ns = pool_now_ns() + 1000000000u;
 	for (int waited = 0;; waited++) {
-		i = find_free(pool, size);
+		i = take_free(pool, size);
 		if (i < 0)
 			i = scrub_one(pool, size);
 		if (i < 0 && pool_reclaim(pool, size, 8, true, 0))
@@ -567,7 +594,7 @@ static int get_after_enomem(struct ion_pool *pool, size_t size, int *ret_fd)
 			break;
 		pthread_mutex_unlock(pool->lock);
 		usleep(1000);
-		pthread_mutex_lock(pool->lock);
+		pool_lock(pool);
 	}
 	if (i < 0) {
 		pthread_mutex_unlock(pool->lock);
@@ -585,9 +612,17 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 	ssize_t i;
 	int fd, r;
 
-	pthread_mutex_lock(pool->lock);
+	/* First a slot, which the worker filled: no wait for the lock,
+	 * which the worker may hold (a vCPU the host deschedules holds it
+	 * for milliseconds). */
+	fd = pool_slot_take(pool, size);
+	if (fd >= 0) {
+		*ret_fd = fd;
+		return 0;
+	}
+	pool_lock(pool);
 	pool_expire(pool);
-	i = find_free(pool, size);
+	i = take_free(pool, size);
 	/* None clean while the worker runs: it is behind the stream, and
 	 * keeps one more ready from now on (pool_want()). */
 	if (i < 0 && pool->background && !pool->heap_pool && pool->ahead < 64 &&
@@ -690,7 +725,7 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 		return -EINVAL;
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return fd < 0 ? -EBADF : neg_errno();
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	/* The pool's own fd under a stale number (a second put of an fd
 	 * whose number an anchor or a spare took since): not the caller's
 	 * to give. */
@@ -753,7 +788,7 @@ ION_EXPORT int ion_pool_set_zeroing(struct ion_pool *pool, int zero)
 {
 	if (!pool)
 		return -EINVAL;
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	pool->zero = zero != 0;
 	pthread_mutex_unlock(pool->lock);
 	return 0;

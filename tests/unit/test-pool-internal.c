@@ -1766,6 +1766,153 @@ static void test_hit_hands_over_a_spare(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
+/* Polls until the worker has filled n hand-over slots (5 s at most);
+ * the first slot's fd and inode in *fd and *ino. */
+static bool slots_filled(struct state *s, unsigned int n, int *fd, ino_t *ino)
+{
+	uint64_t end = now_ms() + 5000;
+	bool done;
+
+	do {
+		pthread_mutex_lock(s->pool->lock);
+		done = s->pool->n_slotted == n;
+		for (size_t i = 0; done && i < s->pool->n_bufs; i++)
+			if (s->pool->bufs[i].slot >= 0) {
+				*fd = s->pool->bufs[i].spare;
+				*ino = s->pool->bufs[i].ino;
+			}
+		pthread_mutex_unlock(s->pool->lock);
+	} while (!done && now_ms() < end && (sleep_ms(5), true));
+	return done;
+}
+
+/* s's pool with hints, prefilled, its worker running and its slot
+ * filled. */
+static void slot_up(struct state *s, const char *hints, int *fd, ino_t *ino)
+{
+	assert_int_equal(ion_pool_set_hints(s->pool, hints), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	assert_true(slots_filled(s, 1, fd, ino));
+}
+
+struct slot_get {
+	struct ion_pool *pool;
+	int fd, r;
+	atomic_bool done;
+};
+
+static void *slot_get_main(void *data)
+{
+	struct slot_get *g = data;
+
+	g->r = ion_pool_get(g->pool, KiB(64), &g->fd);
+	atomic_store(&g->done, true);
+	return NULL;
+}
+
+/*
+ * A get takes the buffer the worker published in a slot without the
+ * pool's lock: here the lock is held (as by a worker whose vCPU the host
+ * deschedules) and the get is a hit all the same, with the slot's fd.
+ * The hit is counted once the lock is free, and the buffer comes back.
+ */
+static void test_get_takes_slot_without_lock(void **pstate)
+{
+	struct state *s = *pstate;
+	struct slot_get g = { .pool = s->pool, .fd = -1 };
+	pthread_t t;
+	ino_t ino;
+	int slot_fd;
+	bool quick;
+
+	slot_up(s, "2x64K", &slot_fd, &ino);
+	pthread_mutex_lock(s->pool->lock);
+	assert_int_equal(pthread_create(&t, NULL, slot_get_main, &g), 0);
+	quick = wait_flag(&g.done, 1000);
+	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(quick);
+	assert_int_equal(g.r, 0);
+	assert_int_equal(g.fd, slot_fd);
+	assert_int_equal(fds_on(g.fd), 2); /* the anchor and the caller's */
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 1);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
+	assert_int_equal(ion_pool_put(s->pool, g.fd, 0), 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 0, 5000));
+	/* Filled again, and emptied when background refill stops: its
+	 * buffer is an ordinary clean one, which a get takes under the lock. */
+	assert_true(slots_filled(s, 1, &slot_fd, &ino));
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	assert_true(slots_filled(s, 0, &slot_fd, &ino));
+	g.fd = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 2);
+	assert_int_equal(ion_pool_put(s->pool, g.fd, 0), 0);
+}
+
+/*
+ * A trim, an expiry or a pool's end empties a slot first.  A slot still
+ * full: its buffer is released with its spare, which no fd of the
+ * process holds after.  A slot a get took before the trim saw it: the
+ * buffer is the caller's, out, and its put is accepted.  A fork leaves
+ * the child no fd of a slotted buffer.
+ */
+static void test_slot_emptied_before_trim(void **pstate)
+{
+	struct state *s = *pstate;
+	int slot_fd, fd, status;
+	struct stat st;
+	ino_t ino;
+	pid_t pid;
+
+	slot_up(s, "1x64K", &slot_fd, &ino);
+	assert_int_equal(fstat(slot_fd, &st), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fds_of_file(st.st_dev, ino) == 0 ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* Full: released. */
+	assert_int_equal(ion_pool_trim(s->pool, 0), 1);
+	assert_int_equal(fds_of_file(st.st_dev, ino), 0);
+	/* Taken, not settled yet: out, the caller's. */
+	assert_true(slots_filled(s, 1, &slot_fd, &ino));
+	fd = pool_slot_take(s->pool, KiB(64));
+	assert_int_equal(fd, slot_fd);
+	assert_int_equal(ion_pool_trim(s->pool, 0), 0);
+	assert_int_equal(fds_on(fd), 2);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
+	/* Taken while the lock is held, by an expiry and by a drop (as a
+	 * pool's end does): the expiry leaves it out, the drop leaves the
+	 * caller's fd open. */
+	assert_int_equal(ion_pool_set_expiry_ms(s->pool, 1), 0);
+	assert_true(slots_filled(s, 1, &slot_fd, &ino));
+	sleep_ms(5);
+	pthread_mutex_lock(s->pool->lock);
+	fd = pool_slot_take(s->pool, KiB(64));
+	assert_int_equal(fd, slot_fd);
+	pool_expire(s->pool);
+	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_int_equal(ion_pool_set_expiry_ms(s->pool, 0), 0);
+	assert_true(slots_filled(s, 1, &slot_fd, &ino));
+	pthread_mutex_lock(s->pool->lock);
+	fd = pool_slot_take(s->pool, KiB(64));
+	assert_int_equal(fd, slot_fd);
+	for (size_t i = 0; i < s->pool->n_bufs; i++)
+		if (s->pool->bufs[i].slot >= 0)
+			pool_drop(s->pool, i--, false);
+	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(fds_on(fd), 1); /* the caller's alone */
+	close(fd);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+}
+
 /*
  * The pool's own mapping (kept from a buffer's first zeroing) is one
  * reference the pool expects; a caller's mapping is another, and holds
@@ -1974,6 +2121,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spare_of_a_trimmed_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_reads_counts_of_old_buffers_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hit_hands_over_a_spare, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_get_takes_slot_without_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_slot_emptied_before_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
