@@ -175,8 +175,9 @@ struct ion_pool {
 	unsigned long long stats[ION_POOL_STAT_COUNT];
 	/* For an instrumented run (logged at the pool's end, ION_LOG=debug):
 	 * the zeroings, how many a get did itself, and their time; how many
-	 * gets woke the worker. */
+	 * gets woke the worker, how many puts; how many hits a slot gave. */
 	unsigned long long scrubs, get_scrubs, scrub_ns, scrub_ns_max, get_wakes, put_wakes;
+	unsigned long long slot_hits;
 	struct ion_pool *next;	/* the context's list */
 };
 

@@ -72,6 +72,7 @@ static void slot_emptied(struct ion_pool *pool, size_t k, uint64_t v)
 		b->spare = -1;
 		pool_mark_out(pool, b, at);
 		pool->get_wakes += (v & POOL_SLOT_WAKE) != 0;
+		pool->slot_hits++;
 		pool->put_woke = false;
 		if (at > pool->last_get_ns)
 			pool_note_get(pool, at);
@@ -81,19 +82,31 @@ static void slot_emptied(struct ion_pool *pool, size_t k, uint64_t v)
 
 void pool_settle(struct ion_pool *pool)
 {
+	uint64_t taken[POOL_SLOTS];
+	size_t of[POOL_SLOTS], n = 0;
+
 	for (size_t k = 0; k < POOL_SLOTS; k++) {
 		struct pool_slot *slot = &pool->slots[k];
 		uint64_t v;
+		size_t j;
 
 		if (!slot->used)
 			continue;
 		v = atomic_load_explicit(&slot->v, memory_order_acquire);
 		/* Only a fill under the lock makes a taken slot anything else. */
-		if (v & POOL_SLOT_TAKEN) {
-			atomic_store_explicit(&slot->v, 0, memory_order_relaxed);
-			slot_emptied(pool, k, v);
+		if (!(v & POOL_SLOT_TAKEN))
+			continue;
+		atomic_store_explicit(&slot->v, 0, memory_order_relaxed);
+		/* In the order of the takes, for the pace. */
+		for (j = n++; j > 0 && (taken[j - 1] & SLOT_NS_MASK) > (v & SLOT_NS_MASK); j--) {
+			taken[j] = taken[j - 1];
+			of[j] = of[j - 1];
 		}
+		taken[j] = v;
+		of[j] = k;
 	}
+	for (size_t j = 0; j < n; j++)
+		slot_emptied(pool, of[j], taken[j]);
 }
 
 bool pool_unslot(struct ion_pool *pool, size_t i)
@@ -112,41 +125,54 @@ void pool_unslot_all(struct ion_pool *pool)
 			(void)pool_unslot(pool, i);
 }
 
+/* Slots a class fills at most: with two, a stream whose worker comes
+ * late once (its vCPU descheduled) still finds one full. */
+#define SLOTS_A_CLASS 2
+
+/* Called with the lock held: how many slots hold a buffer of class size. */
+static size_t slots_of(const struct ion_pool *pool, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t k = 0; k < POOL_SLOTS; k++)
+		n += pool->slots[k].used &&
+		     atomic_load_explicit(&pool->slots[k].size, memory_order_relaxed) == size;
+	return n;
+}
+
 /*
- * Called with the lock held, by the worker: each hinted class without a
- * slot gets one, with a clean buffer that has a spare, while slots are
- * left.  The take wakes the worker if it leaves the class at its
- * watermark and the worker does not come by itself before the next get
- * (as serve() decides for a get under the lock).
+ * Called with the lock held, by the worker: each hinted class gets up
+ * to SLOTS_A_CLASS slots, with clean buffers that have a spare, while
+ * slots are left.  A take wakes the worker if it leaves the class at
+ * its watermark and the worker does not come by itself before the next
+ * get (as serve() decides for a get under the lock).
  */
 static void fill_slots(struct ion_pool *pool)
 {
-	for (size_t h = 0; h < pool->n_hints && pool->n_slotted < POOL_SLOTS; h++) {
-		size_t size = pool_class_of(pool, pool->hints[h].size), k = 0;
-		struct pool_buf *b = NULL;
-		uint64_t v;
+	for (size_t h = 0; h < pool->n_hints; h++) {
+		size_t size = pool_class_of(pool, pool->hints[h].size), n = slots_of(pool, size);
 
-		for (size_t j = 0; j < POOL_SLOTS; j++)
-			if (pool->slots[j].used &&
-			    atomic_load_explicit(&pool->slots[j].size, memory_order_relaxed) == size)
-				size = 0; /* has one */
-		for (size_t i = 0; i < pool->n_bufs && size && !b; i++)
-			if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_FREE &&
-			    pool->bufs[i].spare >= 0 && pool->bufs[i].slot < 0)
-				b = &pool->bufs[i];
-		if (!b)
-			continue;
-		while (pool->slots[k].used)
-			k++;
-		pool->slot_gen = (pool->slot_gen + 1) & SLOT_GEN_MASK;
-		v = POOL_SLOT_FULL | (uint64_t)pool->slot_gen << SLOT_GEN_SHIFT | (uint32_t)b->spare;
-		if (!pool_paced(pool) && pool_clean(pool, size) <= pool_want(pool, h) / 2 + 1)
-			v |= POOL_SLOT_WAKE;
-		b->slot = (int)k;
-		pool->slots[k].used = true;
-		pool->n_slotted++;
-		atomic_store_explicit(&pool->slots[k].size, size, memory_order_relaxed);
-		atomic_store_explicit(&pool->slots[k].v, v, memory_order_release);
+		for (size_t i = 0; i < pool->n_bufs && n < SLOTS_A_CLASS &&
+				   pool->n_slotted < POOL_SLOTS; i++) {
+			struct pool_buf *b = &pool->bufs[i];
+			size_t k = 0;
+			uint64_t v;
+
+			if (b->size != size || b->state != BUF_FREE || b->spare < 0 || b->slot >= 0)
+				continue;
+			while (pool->slots[k].used)
+				k++;
+			pool->slot_gen = (pool->slot_gen + 1) & SLOT_GEN_MASK;
+			v = POOL_SLOT_FULL | (uint64_t)pool->slot_gen << SLOT_GEN_SHIFT | (uint32_t)b->spare;
+			if (!pool_paced(pool) && pool_clean(pool, size) <= pool_want(pool, h) / 2 + 1)
+				v |= POOL_SLOT_WAKE;
+			b->slot = (int)k;
+			pool->slots[k].used = true;
+			pool->n_slotted++;
+			n++;
+			atomic_store_explicit(&pool->slots[k].size, size, memory_order_relaxed);
+			atomic_store_explicit(&pool->slots[k].v, v, memory_order_release);
+		}
 	}
 }
 

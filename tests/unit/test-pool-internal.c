@@ -1767,38 +1767,41 @@ static void test_hit_hands_over_a_spare(void **pstate)
 }
 
 /* Polls until the worker has filled n hand-over slots (5 s at most);
- * the first slot's fd and inode in *fd and *ino. */
-static bool slots_filled(struct state *s, unsigned int n, int *fd, ino_t *ino)
+ * their fds and inodes in fd[] and ino[] (POOL_SLOTS at most). */
+static bool slots_filled(struct state *s, unsigned int n, int fd[], ino_t ino[])
 {
 	uint64_t end = now_ms() + 5000;
 	bool done;
 
 	do {
+		size_t k = 0;
+
 		pthread_mutex_lock(s->pool->lock);
 		done = s->pool->n_slotted == n;
 		for (size_t i = 0; done && i < s->pool->n_bufs; i++)
 			if (s->pool->bufs[i].slot >= 0) {
-				*fd = s->pool->bufs[i].spare;
-				*ino = s->pool->bufs[i].ino;
+				fd[k] = s->pool->bufs[i].spare;
+				ino[k++] = s->pool->bufs[i].ino;
 			}
 		pthread_mutex_unlock(s->pool->lock);
 	} while (!done && now_ms() < end && (sleep_ms(5), true));
 	return done;
 }
 
-/* s's pool with hints, prefilled, its worker running and its slot
+/* s's pool with hints, prefilled, its worker running and n slots
  * filled. */
-static void slot_up(struct state *s, const char *hints, int *fd, ino_t *ino)
+static void slot_up(struct state *s, const char *hints, unsigned int n, int fd[], ino_t ino[])
 {
 	assert_int_equal(ion_pool_set_hints(s->pool, hints), 0);
 	assert_int_equal(ion_pool_prefill(s->pool), 0);
 	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
-	assert_true(slots_filled(s, 1, fd, ino));
+	assert_true(slots_filled(s, n, fd, ino));
 }
 
+/* Two gets in a thread of their own. */
 struct slot_get {
 	struct ion_pool *pool;
-	int fd, r;
+	int fd[2], r[2];
 	atomic_bool done;
 };
 
@@ -1806,48 +1809,98 @@ static void *slot_get_main(void *data)
 {
 	struct slot_get *g = data;
 
-	g->r = ion_pool_get(g->pool, KiB(64), &g->fd);
+	for (int k = 0; k < 2; k++)
+		g->r[k] = ion_pool_get(g->pool, KiB(64), &g->fd[k]);
 	atomic_store(&g->done, true);
 	return NULL;
 }
 
 /*
- * A get takes the buffer the worker published in a slot without the
+ * A get takes a buffer the worker published in a slot without the
  * pool's lock: here the lock is held (as by a worker whose vCPU the host
- * deschedules) and the get is a hit all the same, with the slot's fd.
- * The hit is counted once the lock is free, and the buffer comes back.
+ * deschedules), and two gets of a class hinted at two are hits all the
+ * same, with the two slots' fds.  The hits are counted once the lock is
+ * free, and the buffers come back.
  */
 static void test_get_takes_slot_without_lock(void **pstate)
 {
 	struct state *s = *pstate;
-	struct slot_get g = { .pool = s->pool, .fd = -1 };
+	struct slot_get g = { .pool = s->pool, .fd = { -1, -1 } };
+	int slot_fd[POOL_SLOTS];
+	ino_t ino[POOL_SLOTS];
+	unsigned long long slot_hits;
 	pthread_t t;
-	ino_t ino;
-	int slot_fd;
 	bool quick;
 
-	slot_up(s, "2x64K", &slot_fd, &ino);
+	slot_up(s, "2x64K", 2, slot_fd, ino);
 	pthread_mutex_lock(s->pool->lock);
 	assert_int_equal(pthread_create(&t, NULL, slot_get_main, &g), 0);
 	quick = wait_flag(&g.done, 1000);
 	pthread_mutex_unlock(s->pool->lock);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_true(quick);
-	assert_int_equal(g.r, 0);
-	assert_int_equal(g.fd, slot_fd);
-	assert_int_equal(fds_on(g.fd), 2); /* the anchor and the caller's */
-	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 1);
-	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
-	assert_int_equal(ion_pool_put(s->pool, g.fd, 0), 0);
-	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 0, 5000));
-	/* Filled again, and emptied when background refill stops: its
-	 * buffer is an ordinary clean one, which a get takes under the lock. */
-	assert_true(slots_filled(s, 1, &slot_fd, &ino));
-	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
-	assert_true(slots_filled(s, 0, &slot_fd, &ino));
-	g.fd = get(s, KiB(64));
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(g.r[k], 0);
+		assert_true(g.fd[k] == slot_fd[0] || g.fd[k] == slot_fd[1]);
+		assert_int_equal(fds_on(g.fd[k]), 2); /* the anchor and the caller's */
+	}
+	assert_int_not_equal(g.fd[0], g.fd[1]);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 2);
-	assert_int_equal(ion_pool_put(s->pool, g.fd, 0), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 2);
+	pthread_mutex_lock(s->pool->lock);
+	slot_hits = s->pool->slot_hits;
+	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(slot_hits, 2);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(ion_pool_put(s->pool, g.fd[k], 0), 0);
+	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 0, 5000));
+	/* Filled again, and emptied when background refill stops: their
+	 * buffers are ordinary clean ones, which a get takes under the lock. */
+	assert_true(slots_filled(s, 2, slot_fd, ino));
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	assert_true(slots_filled(s, 0, slot_fd, ino));
+	g.fd[0] = get(s, KiB(64));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 3);
+	assert_int_equal(ion_pool_put(s->pool, g.fd[0], 0), 0);
+}
+
+/*
+ * Takes are settled in the order they were made, whatever their slots:
+ * the stream's pace sees both gets, 1 ms apart.  Here the second slot
+ * is taken first.
+ */
+static void test_takes_settled_in_order(void **pstate)
+{
+	struct state *s = *pstate;
+	int slot_fd[POOL_SLOTS];
+	ino_t ino[POOL_SLOTS];
+	uint64_t t, v, last, gap;
+	unsigned int n;
+	bool full = true;
+
+	slot_up(s, "2x64K", 2, slot_fd, ino);
+	pthread_mutex_lock(s->pool->lock);
+	t = pool_now_ns();
+	s->pool->last_get_ns = 0;
+	s->pool->gap_ns = 0;
+	for (int k = 1; k >= 0; k--) {
+		v = atomic_load(&s->pool->slots[k].v);
+		full = full && (v & POOL_SLOT_FULL);
+		atomic_store(&s->pool->slots[k].v, POOL_SLOT_TAKEN | (t + (2 - (uint64_t)k) * 1000000u));
+	}
+	pool_settle(s->pool);
+	n = s->pool->n_slotted;
+	last = s->pool->last_get_ns;
+	gap = s->pool->gap_ns;
+	pthread_mutex_unlock(s->pool->lock);
+	assert_true(full);
+	assert_int_equal(n, 0);
+	assert_true(last == t + 2000000u);
+	assert_true(gap == 1000000u);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(ion_pool_put(s->pool, slot_fd[k], 0), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
 }
 
 /*
@@ -1860,27 +1913,27 @@ static void test_get_takes_slot_without_lock(void **pstate)
 static void test_slot_emptied_before_trim(void **pstate)
 {
 	struct state *s = *pstate;
-	int slot_fd, fd, status;
+	int slot_fd[POOL_SLOTS], fd, status;
+	ino_t ino[POOL_SLOTS];
 	struct stat st;
-	ino_t ino;
 	pid_t pid;
 
-	slot_up(s, "1x64K", &slot_fd, &ino);
-	assert_int_equal(fstat(slot_fd, &st), 0);
+	slot_up(s, "1x64K", 1, slot_fd, ino);
+	assert_int_equal(fstat(slot_fd[0], &st), 0);
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0)
-		_exit(fds_of_file(st.st_dev, ino) == 0 ? 0 : 1);
+		_exit(fds_of_file(st.st_dev, ino[0]) == 0 ? 0 : 1);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	/* Full: released. */
 	assert_int_equal(ion_pool_trim(s->pool, 0), 1);
-	assert_int_equal(fds_of_file(st.st_dev, ino), 0);
+	assert_int_equal(fds_of_file(st.st_dev, ino[0]), 0);
 	/* Taken, not settled yet: out, the caller's. */
-	assert_true(slots_filled(s, 1, &slot_fd, &ino));
+	assert_true(slots_filled(s, 1, slot_fd, ino));
 	fd = pool_slot_take(s->pool, KiB(64));
-	assert_int_equal(fd, slot_fd);
+	assert_int_equal(fd, slot_fd[0]);
 	assert_int_equal(ion_pool_trim(s->pool, 0), 0);
 	assert_int_equal(fds_on(fd), 2);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
@@ -1890,24 +1943,24 @@ static void test_slot_emptied_before_trim(void **pstate)
 	 * pool's end does): the expiry leaves it out, the drop leaves the
 	 * caller's fd open. */
 	assert_int_equal(ion_pool_set_expiry_ms(s->pool, 1), 0);
-	assert_true(slots_filled(s, 1, &slot_fd, &ino));
+	assert_true(slots_filled(s, 1, slot_fd, ino));
 	sleep_ms(5);
 	pthread_mutex_lock(s->pool->lock);
 	fd = pool_slot_take(s->pool, KiB(64));
-	assert_int_equal(fd, slot_fd);
 	pool_expire(s->pool);
 	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(fd, slot_fd[0]);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
 	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
 	assert_int_equal(ion_pool_set_expiry_ms(s->pool, 0), 0);
-	assert_true(slots_filled(s, 1, &slot_fd, &ino));
+	assert_true(slots_filled(s, 1, slot_fd, ino));
 	pthread_mutex_lock(s->pool->lock);
 	fd = pool_slot_take(s->pool, KiB(64));
-	assert_int_equal(fd, slot_fd);
 	for (size_t i = 0; i < s->pool->n_bufs; i++)
 		if (s->pool->bufs[i].slot >= 0)
 			pool_drop(s->pool, i--, false);
 	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(fd, slot_fd[0]);
 	assert_int_equal(fds_on(fd), 1); /* the caller's alone */
 	close(fd);
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
@@ -2123,6 +2176,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hit_hands_over_a_spare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_takes_slot_without_lock, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slot_emptied_before_trim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_takes_settled_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
