@@ -34,7 +34,10 @@ void pool_free(struct ion_pool *pool)
 	const unsigned long long *st = pool->stats;
 
 	unlink_pool(pool);
-	pool_lock(pool); /* takes from the slots settled: counted */
+	/* Takes from the slots settled, so that they are counted; logged
+	 * without the lock (a log handler may call into the library). */
+	pool_lock(pool);
+	pthread_mutex_unlock(pool->lock);
 	ion_dbg(pool->ctx, "%spool done: %llu hits, %llu misses, %llu refills, %llu reclaims, %llu trims, %llu bytes at most; "
 		"%llu zeroings (%llu by a get), %llu us on average, %llu us at most; %llu wake-ups by a get, %llu by a put; %llu hits from a slot",
 		pool->heap_pool ? "heap " : "", st[ION_POOL_STAT_HITS], st[ION_POOL_STAT_MISSES],
@@ -42,6 +45,7 @@ void pool_free(struct ion_pool *pool)
 		st[ION_POOL_STAT_HIGH_WATER], pool->scrubs, pool->get_scrubs,
 		pool->scrubs ? pool->scrub_ns / pool->scrubs / 1000 : 0, pool->scrub_ns_max / 1000,
 		pool->get_wakes, pool->put_wakes, pool->slot_hits);
+	pool_lock(pool);
 	while (pool->n_bufs)
 		pool_drop(pool, pool->n_bufs - 1, false);
 	pthread_mutex_unlock(pool->lock);

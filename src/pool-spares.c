@@ -74,8 +74,9 @@ static void slot_emptied(struct ion_pool *pool, size_t k, uint64_t v)
 		pool->get_wakes += (v & POOL_SLOT_WAKE) != 0;
 		pool->slot_hits++;
 		pool->put_woke = false;
-		if (at > pool->last_get_ns)
-			pool_note_get(pool, at);
+		/* A take made while a get under the lock was being served
+		 * (another thread's) came as good as together with it. */
+		pool_note_get(pool, at > pool->last_get_ns ? at : pool->last_get_ns);
 		return;
 	}
 }

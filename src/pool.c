@@ -341,8 +341,9 @@ void pool_expire(struct ion_pool *pool)
 			pool_drop(pool, i--, true);
 }
 
-/* A clean buffer of class size: one with a spare fd first, one in a
- * slot last (for a get that does not wait for the lock). */
+/* A clean buffer of class size: one with a spare fd first, then one in
+ * a slot (its spare; emptying the slot is one atomic exchange, where a
+ * buffer without a spare costs a dup under the lock). */
 static ssize_t find_free(const struct ion_pool *pool, size_t size)
 {
 	ssize_t plain = -1, slotted = -1;
@@ -359,7 +360,7 @@ static ssize_t find_free(const struct ion_pool *pool, size_t size)
 		else if (plain < 0)
 			plain = (ssize_t)i;
 	}
-	return plain >= 0 ? plain : slotted;
+	return slotted >= 0 ? slotted : plain;
 }
 
 /* Called with the lock held: find_free(), taken out of its slot if it
