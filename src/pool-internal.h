@@ -101,7 +101,7 @@ struct ion_pool {
 	pthread_mutex_t *lock;
 	pthread_mutex_t lock_storage;
 	/* Held by the worker while it makes spare fds without the pool's
-	 * lock (make_spares() in pool-refill.c), and by fork(): a child
+	 * lock (pool_make_spares() in pool-spares.c), and by fork(): a child
 	 * never inherits a spare that is in no entry yet.  Taken before the
 	 * pool's lock. */
 	pthread_mutex_t dup_lock;

@@ -13,6 +13,13 @@
 
 #include "pool-internal.h"
 
+/* Spare fds a class keeps at most, and so slots it fills at most (a
+ * slot holds a spare): a stream takes one or two buffers between two
+ * passes of the worker (each put wakes it), and with two, a stream
+ * whose worker comes late once (its vCPU descheduled) still finds one
+ * slot full. */
+#define SPARES_A_CLASS 2
+
 /* ---- the hand-over slots ---- */
 
 /* The bits of a slot's v: a full one's fd and generation, a taken one's
@@ -126,10 +133,6 @@ void pool_unslot_all(struct ion_pool *pool)
 			(void)pool_unslot(pool, i);
 }
 
-/* Slots a class fills at most: with two, a stream whose worker comes
- * late once (its vCPU descheduled) still finds one full. */
-#define SLOTS_A_CLASS 2
-
 /* Called with the lock held: how many slots hold a buffer of class size. */
 static size_t slots_of(const struct ion_pool *pool, size_t size)
 {
@@ -143,7 +146,7 @@ static size_t slots_of(const struct ion_pool *pool, size_t size)
 
 /*
  * Called with the lock held, by the worker: each hinted class gets up
- * to SLOTS_A_CLASS slots, with clean buffers that have a spare, while
+ * to SPARES_A_CLASS slots, with clean buffers that have a spare, while
  * slots are left.  A take wakes the worker if it leaves the class at
  * its watermark and the worker does not come by itself before the next
  * get (as serve() decides for a get under the lock).
@@ -153,7 +156,7 @@ static void fill_slots(struct ion_pool *pool)
 	for (size_t h = 0; h < pool->n_hints; h++) {
 		size_t size = pool_class_of(pool, pool->hints[h].size), n = slots_of(pool, size);
 
-		for (size_t i = 0; i < pool->n_bufs && n < SLOTS_A_CLASS &&
+		for (size_t i = 0; i < pool->n_bufs && n < SPARES_A_CLASS &&
 				   pool->n_slotted < POOL_SLOTS; i++) {
 			struct pool_buf *b = &pool->bufs[i];
 			size_t k = 0;
@@ -178,10 +181,6 @@ static void fill_slots(struct ion_pool *pool)
 }
 
 /* ---- spare fds ---- */
-
-/* Spare fds a class keeps at most: a stream takes one or two buffers
- * between two passes of the worker (each put wakes it). */
-#define SPARES_A_CLASS 2
 
 /* A spare being made: for the buffer anchored by fd with this inode. */
 struct spare_dup {
