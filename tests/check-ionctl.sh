@@ -186,6 +186,9 @@ expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --si
 	          s["slowest_gets"][0]["ns"] >= s["p99_ns"]
 	          for s in d["streams"] if "p50_ns" in s) and len(d["streams"]) >= 6' \
 		"bench --pool --json: each stream's slowest gets, and no p99 after 1 s of a 1 s stream" &&
+	json 'all(0 <= s["nothing_paced_p50_ns"] <= s["nothing_paced_p99_ns"] and
+	          0 < s["nothing_paced_p99_ns"] for s in d["streams"] if "p50_ns" in s)' \
+		"bench --pool --json: nothing at all timed beside each stream" &&
 	json '([w["rate"] for w in d["wakes"]] == [60, 240] and
 	       all(0 < w["p50_ns"] <= w["p99_ns"] for w in d["wakes"]))' \
 		"bench --pool --json: what a wake-up costs at 60 and 240 a second"

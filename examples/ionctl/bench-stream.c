@@ -9,8 +9,10 @@
  * call's p50.  First each stream alone (8 MiB, an NV12 1080p frame and
  * 4 KiB, 60 and 240 a second), then four at once on two heaps (a camera
  * on the contiguous heap, a compositor on the other), the raw calls then
- * four at once too; and the floor of a hit paced alike, whose p99 / p50
- * is the machine's own noise at that rate.  For the pooled run also its
+ * four at once too; the floor of a hit paced alike, whose p99 / p50
+ * is the machine's own noise at that rate; and nothing at all paced
+ * alike (two reads of the clock), the least any get can be timed at:
+ * what is left of a p99 above it is the get's own.  For the pooled run also its
  * p99 after the first second and its three slowest gets, by position:
  * at 60/s the p99 is the third slowest of 300, so a stream's first
  * frames alone can set it.  Last, what waking a thread costs the thread
@@ -92,9 +94,9 @@ struct stream {
 	unsigned int rate, seconds;
 	bool together;
 	struct ion_solution *sol;
-	enum { RUN_POOL, RUN_RAW, RUN_FLOOR } mode; /* this run's */
+	enum { RUN_POOL, RUN_RAW, RUN_FLOOR, RUN_NOTHING } mode; /* this run's */
 	int error;
-	double p50, p99, raw50, paced50, paced99, floor50, floor99;
+	double p50, p99, raw50, paced50, paced99, floor50, floor99, nothing50, nothing99;
 	/* The pooled run's p99 after its first second: the steady state,
 	 * without the stream's start (under TCG its first frames run code
 	 * the emulator translates then, and a worker that starts). */
@@ -207,6 +209,28 @@ static int run_floor(struct stream *st, struct series *s)
 			close(dup_fd);
 	}
 	close(fd);
+	return r;
+}
+
+/*
+ * Nothing at all, timed as a get is, paced the same way: what the
+ * timing itself and waking from each sleep cost here.  A get whose p99
+ * is no more above its p50 than nothing's is adds no tail of its own:
+ * the rest is the machine's (under emulation, a vCPU the host
+ * deschedules), and no pool removes it.
+ */
+static int run_nothing(struct stream *st, struct series *s)
+{
+	double next = ionctl_now_ns();
+	int r = 0;
+
+	for (unsigned int i = 0; r == 0 && i < st->seconds * st->rate; i++) {
+		double t0;
+
+		pace(&next, 1e9 / st->rate);
+		t0 = ionctl_now_ns();
+		r = series_add(s, ionctl_now_ns() - t0);
+	}
 	return r;
 }
 
@@ -323,10 +347,14 @@ static void *run(void *arg)
 {
 	struct stream *st = arg;
 	struct series s = { 0 };
-	int r = st->mode == RUN_RAW ? run_paced(st, &s) :
-		st->mode == RUN_FLOOR ? run_floor(st, &s) : run_pooled(st, &s);
-	double *p50 = st->mode == RUN_RAW ? &st->paced50 : st->mode == RUN_FLOOR ? &st->floor50 : &st->p50;
-	double *p99 = st->mode == RUN_RAW ? &st->paced99 : st->mode == RUN_FLOOR ? &st->floor99 : &st->p99;
+	static int (*const runs[])(struct stream *, struct series *) = {
+		[RUN_POOL] = run_pooled, [RUN_RAW] = run_paced,
+		[RUN_FLOOR] = run_floor, [RUN_NOTHING] = run_nothing,
+	};
+	double *const p50s[] = { &st->p50, &st->paced50, &st->floor50, &st->nothing50 };
+	double *const p99s[] = { &st->p99, &st->paced99, &st->floor99, &st->nothing99 };
+	int r = runs[st->mode](st, &s);
+	double *p50 = p50s[st->mode], *p99 = p99s[st->mode];
 
 	if (r == 0 && st->mode == RUN_POOL) {
 		struct series steady = { .ns = s.ns + st->rate, .n = s.n - st->rate };
@@ -377,12 +405,13 @@ static void run_streams(struct ion_ctx *ctx, struct stream *st, size_t n)
 		if (st[k].error == 0)
 			st[k].raw50 = raw_p50(st[k].heap, st[k].size);
 	}
-	for (int mode = RUN_POOL; mode <= RUN_FLOOR; mode++) {
+	for (int mode = RUN_POOL; mode <= RUN_NOTHING; mode++) {
 		/* Nothing of the last stream's stays held. */
 		ion_ctx_trim_pools(ctx);
 		ionctl_progress("bench", "--pool, %zu stream%s on %s, %s...", n, n == 1 ? "" : "s",
 				ion_heap_get_name(st[0].heap),
-				mode == RUN_POOL ? "pooled" : mode == RUN_FLOOR ? "the floor" : "raw");
+				mode == RUN_POOL ? "pooled" : mode == RUN_FLOOR ? "the floor" :
+				mode == RUN_NOTHING ? "nothing" : "raw");
 		for (size_t k = 0; k < n; k++) {
 			st[k].mode = mode;
 			started[k] = st[k].error == 0 &&
@@ -421,11 +450,13 @@ static void print_stream(const struct stream *st, int json, int *first)
 			       "\"raw_paced_p50_ns\": %.0f, \"raw_paced_p99_ns\": %.0f, "
 			       "\"p99_within_2x_p50\": %s, \"p99_below_raw_paced_p50\": %s, "
 			       "\"floor_paced_p50_ns\": %.0f, \"floor_paced_p99_ns\": %.0f, "
-			       "\"floor_p99_over_p50\": %.2f, \"p99_after_1s_ns\": ",
+			       "\"floor_p99_over_p50\": %.2f, \"nothing_paced_p50_ns\": %.0f, "
+			       "\"nothing_paced_p99_ns\": %.0f, \"p99_after_1s_ns\": ",
 			       st->p50, st->p99, st->p99 / st->p50, st->hits, st->misses, st->raw50,
 			       st->paced50, st->paced99, st->p99 <= 2 * st->p50 ? "true" : "false",
 			       st->p99 < st->paced50 ? "true" : "false", st->floor50, st->floor99,
-			       st->floor50 > 0 ? st->floor99 / st->floor50 : 0);
+			       st->floor50 > 0 ? st->floor99 / st->floor50 : 0, st->nothing50,
+			       st->nothing99);
 			if (st->steady99 > 0)
 				printf("%.0f", st->steady99);
 			else
@@ -450,12 +481,12 @@ static void print_stream(const struct stream *st, int json, int *first)
 	printf("stream %-12s %8zu x %3u/s%s: p50 %.0f p99 %.0f ns (p99/p50 %.2f%s; after 1 s "
 	       "p99 %s), %llu hits, "
 	       "%llu misses; raw p50 %.0f, paced p50 %.0f p99 %.0f ns (p99 %s raw paced p50); "
-	       "floor paced p50 %.0f p99 %.0f ns (%.2f)\n",
+	       "floor paced p50 %.0f p99 %.0f ns (%.2f); nothing paced p50 %.0f p99 %.0f ns\n",
 	       heap, st->size, st->rate, st->together ? " (4 at once)" : "", st->p50, st->p99,
 	       st->p99 / st->p50, st->p99 <= 2 * st->p50 ? ", met" : ", missed", steady, st->hits,
 	       st->misses, st->raw50, st->paced50, st->paced99,
 	       st->p99 < st->paced50 ? "below" : "NOT below", st->floor50, st->floor99,
-	       st->floor50 > 0 ? st->floor99 / st->floor50 : 0);
+	       st->floor50 > 0 ? st->floor99 / st->floor50 : 0, st->nothing50, st->nothing99);
 }
 
 /* The first available heap that is contiguous (want_contig) or not and
