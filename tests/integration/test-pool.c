@@ -1983,6 +1983,18 @@ static void test_stats_logged(void **pstate)
 	ion_pool_unref(pool);
 	print_message("%s\n", stats_logged);
 	assert_non_null(strstr(stats_logged, "pool done: 1 hits, 1 misses"));
+	/* Nothing measured: no refill allocated, no worker zeroed. */
+	assert_non_null(strstr(stats_logged, "a MiB allocated in 0 us, zeroed in 0 "));
+
+	/* A prefill allocates as the worker does: measured and said. */
+	stats_logged[0] = '\0';
+	assert_int_equal(ion_pool_new(s->sol, &pool), 0);
+	assert_int_equal(ion_pool_set_hints(pool, "1x64K"), 0);
+	assert_int_equal(ion_pool_prefill(pool), 0);
+	ion_pool_unref(pool);
+	print_message("%s\n", stats_logged);
+	assert_non_null(strstr(stats_logged, "a MiB allocated in "));
+	assert_null(strstr(stats_logged, "a MiB allocated in 0 us"));
 }
 
 /* A temporary heaps.d folder giving the heap "Pool = hint". */
