@@ -121,12 +121,6 @@ struct ion_pool {
 	 * outruns it), up to the count again; back to 0 at a trim.  A
 	 * caller's pool only (a heap pool keeps its hinted count). */
 	size_t ahead;
-	/* Buffers of class release_class that gets allocated beside while
-	 * the worker lagged (allocation measured quicker than zeroing): the
-	 * worker releases as many returned ones instead of zeroing them, so
-	 * that the pool does not grow by a buffer a get.  Back to 0 at a
-	 * trim. */
-	size_t release_owed, release_class;
 	/* The hand-over slots, and how many are used (under the lock);
 	 * the generation of the next fill, against a take that read a
 	 * slot before it was emptied and filled again. */

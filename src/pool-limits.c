@@ -15,7 +15,6 @@ int pool_trim(struct ion_pool *pool, unsigned long long keep)
 
 	pool_lock(pool);
 	pool->ahead = 0; /* what a stream made it keep goes too */
-	pool->release_owed = 0;
 	/* First what its holders closed: its anchor alone still pins it. */
 	for (size_t i = 0; i < pool->n_bufs; i++) {
 		struct pool_buf *b = &pool->bufs[i];

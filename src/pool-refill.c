@@ -58,14 +58,8 @@ static void scrub_unlocked(struct ion_pool *pool)
 			if (pool->bufs[i].state != BUF_DIRTY)
 				continue;
 			found = true;
-			/* A fresh one costs less: pool_fill() allocates it.
-			 * Or a get allocated one beside it (leave_to_thread()). */
+			/* A fresh one costs less: pool_fill() allocates it. */
 			release = zero && pool->scrub_ns_mib && pool_alloc_cheaper(pool);
-			if (!release && pool->release_owed &&
-			    pool->bufs[i].size == pool->release_class) {
-				release = true;
-				pool->release_owed--;
-			}
 			if (release) {
 				pool_detach(pool, i, false, &copy);
 			} else {

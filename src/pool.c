@@ -424,22 +424,17 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
  * than allocating on this heap (as measured, pool_alloc_faster()) or there
  * is nothing to zero (zeroing off: only CPU access to end).  The worker
  * lags once as many buffers of the class wait for it as the hint keeps
- * ready (two at least), and a pool whose worker lags would grow by a
- * buffer a get.  Where both costs were measured, allocation the quicker,
- * the get still allocates and the worker owes a release: it gives back
- * a returned buffer instead of zeroing it (the 5.10 VM's 8 MiB stream at
- * 240/s had gets zero 8 MiB themselves in 7-17 ms, at 1.2 ms a MiB,
- * where the kernel gave fresh pages at 0.6).  Else the get zeroes one
- * itself.  Buffers out count too: one
+ * ready (two at least): a get then zeroes one itself, or a pool whose
+ * worker lags would grow by a buffer a get.  Buffers out count too: one
  * its holder closed stays out until a count is read, so with twice the
  * lag out (*reclaim) a get reads counts itself before it allocates (the
  * 5.10 VM's 16-thread test grew its pool to the fd limit without), but
  * no longer zeroes for that alone: a stream that holds four frames
  * against a hint of two made every fourth get zero 8 MiB itself.
  */
-static bool leave_to_thread(struct ion_pool *pool, size_t size, bool *reclaim)
+static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *reclaim)
 {
-	size_t waiting = 0, dirty = 0, out = 0, lag = 2;
+	size_t waiting = 0, out = 0, lag = 2;
 
 	if (!pool->background || !pool->zero || !pool_alloc_faster(pool) ||
 	    !pool_worker_running(pool))
@@ -453,21 +448,12 @@ static bool leave_to_thread(struct ion_pool *pool, size_t size, bool *reclaim)
 			lag = pool->hints[h].count;
 	for (size_t i = 0; i < pool->n_bufs; i++)
 		if (pool->bufs[i].size == size &&
-		    (pool->bufs[i].state == BUF_DIRTY || pool->bufs[i].state == BUF_SCRUB)) {
+		    (pool->bufs[i].state == BUF_DIRTY || pool->bufs[i].state == BUF_SCRUB))
 			waiting++;
-			dirty += pool->bufs[i].state == BUF_DIRTY;
-		} else if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_OUT) {
+		else if (pool->bufs[i].size == size && pool->bufs[i].state == BUF_OUT)
 			out++;
-		}
 	*reclaim = out >= 2 * (lag == SIZE_MAX ? 2 : lag);
-	if (waiting < lag)
-		return true;
-	if (!pool->alloc_ns_mib || !pool->scrub_ns_mib || pool->release_owed >= dirty ||
-	    (pool->release_owed && pool->release_class != size))
-		return false;
-	pool->release_owed++;
-	pool->release_class = size;
-	return true;
+	return waiting < lag;
 }
 
 void pool_mark_out(struct ion_pool *pool, struct pool_buf *b, uint64_t now)

@@ -825,76 +825,6 @@ static void test_get_takes_the_quicker_way(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
-/* Under the lock: whether the pool holds a buffer of inode ino; how many
- * are dirty and how many releases the worker owes. */
-static bool pool_has_ino(struct ion_pool *pool, ino_t ino, size_t *dirty, size_t *owed)
-{
-	bool found = false;
-
-	pthread_mutex_lock(pool->lock);
-	*dirty = 0;
-	for (size_t i = 0; i < pool->n_bufs; i++) {
-		found |= pool->bufs[i].ino == ino;
-		*dirty += pool->bufs[i].state == BUF_DIRTY || pool->bufs[i].state == BUF_SCRUB;
-	}
-	*owed = pool->release_owed;
-	pthread_mutex_unlock(pool->lock);
-	return found;
-}
-
-/*
- * The worker lags (two returned buffers wait, the hint keeps one ready)
- * where allocation was measured quicker than zeroing, though not twice
- * as cheap (so the worker zeroes): a get allocates all the same rather
- * than zero 8 MiB itself, and the worker owes a release, which it makes
- * by giving back one of the waiting buffers instead of zeroing it.  The
- * pool is as large after as it would have been had the get zeroed one.
- */
-static void test_lagging_worker_releases_for_a_get(void **pstate)
-{
-	struct state *s = *pstate;
-	struct stat a, b, c, d;
-	size_t dirty = 0, owed = 0, left = 3;
-	int fd, again, third, fourth;
-
-	fd = get_with_worker_held(s);
-	assert_int_equal(fstat(fd, &a), 0);
-	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0); /* dirty: the worker is held */
-	again = get_costed(s);
-	assert_int_equal(fstat(again, &b), 0);
-	assert_int_equal(ion_pool_put(s->pool, again, 0), 0);
-	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 1);
-	/* Two wait: the worker lags, and the get allocates. */
-	third = get_costed(s);
-	assert_int_equal(fstat(third, &c), 0);
-	assert_true(c.st_ino != a.st_ino && c.st_ino != b.st_ino);
-	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 2);
-	assert_true(pool_has_ino(s->pool, a.st_ino, &dirty, &owed));
-	assert_int_equal(dirty, 2);
-	assert_int_equal(owed, 1);
-	/* Another: owed two, one for each buffer that waited. */
-	fourth = get_costed(s);
-	assert_int_equal(fstat(fourth, &d), 0);
-	assert_int_equal(ion_pool_put(s->pool, fourth, 0), 0);
-	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 3);
-	assert_true(pool_has_ino(s->pool, d.st_ino, &dirty, &owed));
-	assert_int_equal(dirty, 3);
-	assert_int_equal(owed, 2);
-	/* The worker, let go: two of the three released, one zeroed. */
-	atomic_store(&block_allocs, false);
-	for (int ms = 0; ms < 5000 && (dirty || owed); ms += 10) {
-		sleep_ms(10);
-		left = pool_has_ino(s->pool, a.st_ino, &dirty, &owed) +
-		       pool_has_ino(s->pool, b.st_ino, &dirty, &owed) +
-		       pool_has_ino(s->pool, d.st_ino, &dirty, &owed);
-	}
-	assert_int_equal(dirty, 0);
-	assert_int_equal(owed, 0);
-	assert_int_equal(left, 1);
-	assert_int_equal(ion_pool_put(s->pool, third, 0), 0);
-	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
-}
-
 /*
  * With the worker running, a get that finds nothing clean reads counts
  * (so that buffers closed without a put do not make the pool grow) only
@@ -2280,7 +2210,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_takes_the_quicker_way, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lagging_worker_releases_for_a_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refill_keeps_the_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_caller_hint_capped, setup, teardown),
