@@ -524,13 +524,12 @@ static int serve(struct ion_pool *pool, size_t i, size_t size, uint64_t now, int
 }
 
 /*
- * A buffer the get allocated from t0, handed to the caller: tracked so
- * that a put or a reclaim knows it, anchored where the kernel will tell
- * when it is back, and its cost noted as a refill's is.  0, or a
- * negative errno.
+ * A buffer the get allocated, handed to the caller: tracked so that a put
+ * or a reclaim knows it, anchored where the kernel will tell when it is
+ * back.  0, or a negative errno.
  */
 static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
-		     size_t size, uint64_t t0, int *ret_fd)
+		     size_t size, int *ret_fd)
 {
 	struct stat st;
 	int out, r;
@@ -539,7 +538,6 @@ static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
 		/* Tracked (for a put to recognise) but not anchored. */
 		if (!pool->heap_pool && fstat(fd, &st) == 0) {
 			pool_lock(pool);
-			pool_note_alloc(pool, t0, size);
 			forget_closed(pool);
 			(void)pool_add_buf(pool, fd, &st, size, BUF_OUT, false);
 			pthread_mutex_unlock(pool->lock);
@@ -556,7 +554,6 @@ static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
 	r = fstat(fd, &st) < 0 ? neg_errno() : 0;
 	if (r == 0) {
 		pool_lock(pool);
-		pool_note_alloc(pool, t0, size);
 		r = pool_add_buf(pool, fd, &st, size, BUF_OUT, true);
 		pthread_mutex_unlock(pool->lock);
 	}
@@ -659,17 +656,10 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 	if (thread_zeroes)
 		pool_wake(pool);
 
-	/* Timed as the worker's refills are: a pool that zeroes refills
-	 * by allocation seldom, and only the gets' misses would then tell
-	 * that allocating became the quicker way (the 5.10 VM's 8 MiB
-	 * stream at 240/s kept a cost of 1.1 ms a MiB from its first
-	 * refills against 0.8 for zeroing, and 308 of its gets zeroed,
-	 * while the raw call beside it took 0.5). */
-	now = pool_now_ns();
 	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
 	if (r == -ENOMEM)
 		return get_after_enomem(pool, size, ret_fd);
-	return r < 0 ? r : track_new(pool, heap, fd, size, now, ret_fd);
+	return r < 0 ? r : track_new(pool, heap, fd, size, ret_fd);
 }
 
 ION_EXPORT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)

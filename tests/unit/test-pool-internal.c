@@ -786,14 +786,6 @@ static void set_costs(struct ion_pool *pool, uint64_t alloc_ns_mib, uint64_t scr
 	pthread_mutex_unlock(pool->lock);
 }
 
-/* A 64K get with allocation measured quicker than zeroing, though not
- * twice as cheap, whatever the last get's allocation measured. */
-static int get_costed(struct state *s)
-{
-	set_costs(s->pool, 4000, 6000);
-	return get(s, KiB(64));
-}
-
 /*
  * A get that finds no clean buffer does what was measured quicker, with
  * no margin: allocation at 4 ms a MiB against a memset at 6 (not twice as
@@ -843,15 +835,15 @@ static void test_get_reads_counts_of_old_buffers_only(void **pstate)
 	set_costs(s->pool, 4000, 6000);	 /* lag 2: counts read with 4 out */
 	sleep_ms(300);
 	for (int k = 0; k < 4; k++)
-		fds[k] = get_costed(s);
+		fds[k] = get(s, KiB(64));
 	/* Each get below allocates (a miss), and reads its new buffer's
 	 * fdinfo once, to know whether the kernel counts it: one read. */
 	atomic_store(&main_reads, 0);
-	fresh = get_costed(s);
+	fresh = get(s, KiB(64));
 	assert_true(atomic_load(&main_reads) > 1); /* no put yet: all read */
 	assert_int_equal(ion_pool_put(s->pool, first, 0), 0); /* held 300 ms */
 	atomic_store(&main_reads, 0);
-	again = get_costed(s);
+	again = get(s, KiB(64));
 	assert_int_equal(atomic_load(&main_reads), 1); /* all out < 375 ms */
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 0);
 	/* Until every buffer out is older than that (375 ms and more on a
@@ -862,7 +854,7 @@ static void test_get_reads_counts_of_old_buffers_only(void **pstate)
 	sleep_ms((unsigned int)wait);
 	close(fds[0]); /* not put: only its count tells */
 	atomic_store(&main_reads, 0);
-	last = get_costed(s);
+	last = get(s, KiB(64));
 	assert_true(atomic_load(&main_reads) > 1);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 1);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 7);
@@ -2081,7 +2073,6 @@ static void test_refill_keeps_the_limit(void **pstate)
 	assert_int_equal(ion_pool_put(s->pool, a, 0), 0);
 	assert_int_equal(ion_pool_put(s->pool, b, 0), 0);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), KiB(128));
-	set_costs(s->pool, 0, 0); /* the gets' allocations noted theirs */
 	atomic_store(&block_allocs, false);
 	/* The refill noted its allocation's cost when it took the lock
 	 * back, and chose in the same hold whether the buffer stays. */
