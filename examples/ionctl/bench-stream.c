@@ -108,6 +108,11 @@ struct stream {
 	double slow_ns[3];
 };
 
+/* What each run of a stream is called in the progress line. */
+static const char *const run_names[] = {
+	[RUN_POOL] = "pooled", [RUN_RAW] = "raw", [RUN_FLOOR] = "the floor", [RUN_NOTHING] = "nothing",
+};
+
 /* Sleeps until *next, then moves it on by a period. */
 static void pace(double *next, double period)
 {
@@ -409,9 +414,7 @@ static void run_streams(struct ion_ctx *ctx, struct stream *st, size_t n)
 		/* Nothing of the last stream's stays held. */
 		ion_ctx_trim_pools(ctx);
 		ionctl_progress("bench", "--pool, %zu stream%s on %s, %s...", n, n == 1 ? "" : "s",
-				ion_heap_get_name(st[0].heap),
-				mode == RUN_POOL ? "pooled" : mode == RUN_FLOOR ? "the floor" :
-				mode == RUN_NOTHING ? "nothing" : "raw");
+				ion_heap_get_name(st[0].heap), run_names[mode]);
 		for (size_t k = 0; k < n; k++) {
 			st[k].mode = mode;
 			started[k] = st[k].error == 0 &&
