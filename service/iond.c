@@ -315,6 +315,18 @@ static int setup(struct iond *d, const char *socket_path)
 	sigset_t mask;
 	int r;
 
+	/* The signals first: once it listens, a client may connect, and
+	 * whoever started the service may stop it, at once.  A SIGTERM before
+	 * this would kill it by the signal, not end it with exit 0. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (d->sigfd < 0)
+		return -errno;
 	/* one fd per buffer handed out: as many as the hard limit allows */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -331,14 +343,7 @@ static int setup(struct iond *d, const char *socket_path)
 		d->listen[d->n_listen++] = r;
 	}
 	d->epoll = epoll_create1(EPOLL_CLOEXEC);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	d->sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (d->epoll < 0 || d->sigfd < 0)
+	if (d->epoll < 0)
 		return -errno;
 	ev.data.ptr = &tag_signal;
 	epoll_ctl(d->epoll, EPOLL_CTL_ADD, d->sigfd, &ev);

@@ -15,6 +15,7 @@
  * Usage: test-service [IOND]   (default: the build's iond)
  */
 #include <fcntl.h>
+#include <time.h>
 
 #include "service-test.h"
 
@@ -216,6 +217,40 @@ static void test_socket_activation(void **state)
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* SIGTERM the moment the service listens, as a stop right after a start
+ * sends it: the service ends cleanly (exit 0) every time.  Connecting in
+ * a tight loop reaches it between its listen() and its signal setup,
+ * where a default SIGTERM would kill it (status 0xf). */
+static void test_term_once_listening(void **state)
+{
+	int rounds = getenv("LIBION_IN_VM") ? 20 : 200, status, fd;
+	char path[sizeof(svc.socket)];
+	struct timespec start, now;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/term.sock", svc.dir);
+	for (int i = 0; i < rounds; i++) {
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			execl(svc.iond, "iond", "--socket", path, "--policy", svc.policy,
+			      "--foreground", (char *)NULL);
+			_exit(127);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		while ((fd = iond_client_connect(path)) < 0) {
+			assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			assert_true(now.tv_sec - start.tv_sec < 60);
+		}
+		kill(pid, SIGTERM);
+		close(fd);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			fail_msg("round %d: iond ended with status 0x%x, not exit 0", i, status);
+	}
+}
+
 /* SIGHUP: a new policy, for a client connected before it too. */
 static void test_reload(void **state)
 {
@@ -277,6 +312,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_no_growth),
 		cmocka_unit_test(test_reload),
 		cmocka_unit_test(test_socket_activation),
+		cmocka_unit_test(test_term_once_listening),
 		cmocka_unit_test(test_restart),
 	};
 	int r;
