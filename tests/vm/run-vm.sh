@@ -281,6 +281,8 @@ grep '^@@VM-TEST-END ' <<<"$markers" | grep -v ' 0$' |
 	sed 's/^@@VM-TEST-END /run-vm: FAILED: /' >&2 || true
 # What each failed test said of its failures, where a log cut to its last
 # lines (meson's) would not show it: at most 20 lines a test, on stderr.
+# "test-NAME: ..." lines too: a test's helpers say so when they end it
+# outside cmocka (a service that ended badly, a connection refused).
 tr -d '\r' <"$console" | awk '
 	/@@VM-TEST-BEGIN / { name = substr($0, index($0, "@@VM-TEST-BEGIN ") + 16); n = 0; delete lines; next }
 	/@@VM-TEST-END / {
@@ -290,7 +292,7 @@ tr -d '\r' <"$console" | awk '
 		}
 		next
 	}
-	/FAIL|ERROR|error:|Failure|LINE  |panic|Assertion|leaked/ { if (n < 20) lines[++n] = $0 }
+	/FAIL|ERROR|error:|Failure|LINE  |panic|Assertion|leaked|^test-[a-z0-9-]+: / { if (n < 20) lines[++n] = $0 }
 ' >&2 || true
 # A hang: a stuck test's tasks (vm-init's STUCK lines) and the kernel's
 # own reports, with their stacks (a task blocked 60 s, a CPU that did not
