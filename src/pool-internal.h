@@ -136,7 +136,8 @@ struct ion_pool {
 	/* What a fresh buffer costs against zeroing a returned one, in ns a
 	 * MiB (moving averages; 0: not measured yet), and the guess until
 	 * both are measured: a contiguous heap (CMA) allocates slower.  The
-	 * cheaper way refills (pool_alloc_cheaper()). */
+	 * cheaper way refills, or the quicker where zeroing falls behind the
+	 * stream (pool_alloc_cheaper()). */
 	uint64_t alloc_ns_mib, scrub_ns_mib;
 	bool alloc_slow;
 	unsigned long long max_bytes;
@@ -225,9 +226,11 @@ int pool_scrub(struct pool_buf *b, bool zero);
 void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool first, bool by_get);
 /* Called with the lock held: an allocation of size begun at t0 is done. */
 void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
-/* Called with the lock held: whether a fresh buffer (which the kernel
- * zeroes) costs less than zeroing a returned one, as measured. */
-bool pool_alloc_cheaper(const struct ion_pool *pool);
+/* Called with the lock held: whether the worker refills size's class by
+ * allocation (the kernel zeroes a fresh buffer), as measured: allocation
+ * twice as cheap as zeroing one, or quicker at all where zeroing one
+ * takes longer than the stream's gap between gets. */
+bool pool_alloc_cheaper(const struct ion_pool *pool, size_t size);
 /* ... costs less than zeroing one, with no margin: a get's choice. */
 bool pool_alloc_faster(const struct ion_pool *pool);
 

@@ -59,7 +59,8 @@ static void scrub_unlocked(struct ion_pool *pool)
 				continue;
 			found = true;
 			/* A fresh one costs less: pool_fill() allocates it. */
-			release = zero && pool->scrub_ns_mib && pool_alloc_cheaper(pool);
+			release = zero && pool->scrub_ns_mib &&
+				  pool_alloc_cheaper(pool, pool->bufs[i].size);
 			if (release) {
 				pool_detach(pool, i, false, &copy);
 			} else {

@@ -104,6 +104,12 @@ void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size)
 	cost_add(&pool->alloc_ns_mib, pool_now_ns() - t0, size);
 }
 
+/* What zeroing one buffer of size costs, as measured (0: not yet). */
+static uint64_t zero_one_ns(const struct ion_pool *pool, size_t size)
+{
+	return pool->scrub_ns_mib * (uint64_t)size / (1u << 20);
+}
+
 /*
  * Measured per pool (so per heap), as it differs by more than ten times
  * either way: under emulation a memset of 8 MiB took 7 ms where the
@@ -111,15 +117,25 @@ void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size)
  * allocate and 11 to zero.  Until both are measured, the heap's kind
  * decides (contiguous: allocation is slower).
  */
-bool pool_alloc_cheaper(const struct ion_pool *pool)
+bool pool_alloc_cheaper(const struct ion_pool *pool, size_t size)
 {
+	if (!pool->alloc_ns_mib || !pool->scrub_ns_mib)
+		return !pool->alloc_slow;
 	/* Twice as cheap at least: a refill by allocation costs the worker
 	 * a round trip a buffer and the stream a miss when it is late (the
 	 * 6.1 VM's system heap, at 1.4 times, missed 499 of 1200 gets at
-	 * 240/s that way, against 2 with zeroing). */
-	if (pool->alloc_ns_mib && pool->scrub_ns_mib)
-		return 2 * pool->alloc_ns_mib < pool->scrub_ns_mib;
-	return !pool->alloc_slow;
+	 * 240/s that way, against 2 with zeroing; a zeroing of 8 MiB takes
+	 * about 3.5 ms there, within the 4.2 between frames). */
+	if (2 * pool->alloc_ns_mib < pool->scrub_ns_mib)
+		return true;
+	/* Quicker at all, where zeroing one buffer takes longer than the
+	 * stream's gap between two gets: the zeroing way then falls behind
+	 * by a buffer a gap, and the gets zero for it (5.10's system heap,
+	 * 8 MiB at 240/s: memsets of 6 ms against 4.2 between frames, where
+	 * a fresh buffer came in 4 to 5; its p99 was 14 ms where the pool
+	 * zeroed, 4 where it allocated). */
+	return pool->alloc_ns_mib < pool->scrub_ns_mib && pool->gap_ns &&
+	       zero_one_ns(pool, size) > pool->gap_ns;
 }
 
 /*

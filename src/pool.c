@@ -441,7 +441,7 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 		return false;
 	/* Measured cheaper to allocate: the worker releases what waits
 	 * rather than zero it, so nothing it lags at is worth a memset. */
-	if (pool->alloc_ns_mib && pool->scrub_ns_mib && pool_alloc_cheaper(pool))
+	if (pool->alloc_ns_mib && pool->scrub_ns_mib && pool_alloc_cheaper(pool, size))
 		lag = SIZE_MAX;
 	for (size_t h = 0; h < pool->n_hints; h++)
 		if (pool_class_of(pool, pool->hints[h].size) == size && pool->hints[h].count > lag)
@@ -697,7 +697,7 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
 	 * so that returned buffers never pile up waiting for it; unless the
 	 * heap was found out of memory lately. */
 	if (worker && pool->zero && pool->alloc_ns_mib && pool->scrub_ns_mib &&
-	    pool_alloc_cheaper(pool) && !pool->refill_after_ns) {
+	    pool_alloc_cheaper(pool, pool->bufs[i].size) && !pool->refill_after_ns) {
 		pool_detach(pool, i, false, gone);
 		return true;
 	}
