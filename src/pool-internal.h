@@ -140,6 +140,9 @@ struct ion_pool {
 	 * stream (pool_alloc_cheaper()). */
 	uint64_t alloc_ns_mib, scrub_ns_mib;
 	bool alloc_slow;
+	/* When allocation was last measured, and when the worker last
+	 * released a buffer to measure it again (pool_alloc_probe()). */
+	uint64_t alloc_noted_ns, probe_ns;
 	unsigned long long max_bytes;
 	uint64_t expiry_ns;
 	unsigned long long held;
@@ -224,8 +227,13 @@ int pool_scrub(struct pool_buf *b, bool zero);
  * get or the refill worker; first: it mapped the buffer too), for the
  * costs and the figures logged at the pool's end. */
 void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool first, bool by_get);
-/* Called with the lock held: an allocation of size begun at t0 is done. */
+/* Called with the lock held: an allocation of size begun at t0 is done.
+ * A cost measured over a second before is replaced, not averaged. */
 void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
+/* Called with the lock held: whether the worker, which zeroes, releases a
+ * returned buffer of size now (and allocates its replacement) to measure
+ * allocation again; at most once a second.  Notes the probe. */
+bool pool_alloc_probe(struct ion_pool *pool, size_t size, uint64_t now);
 /* Called with the lock held: whether the worker refills size's class by
  * allocation (the kernel zeroes a fresh buffer), as measured: allocation
  * twice as cheap as zeroing one, or quicker at all where zeroing one

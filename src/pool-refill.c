@@ -58,9 +58,11 @@ static void scrub_unlocked(struct ion_pool *pool)
 			if (pool->bufs[i].state != BUF_DIRTY)
 				continue;
 			found = true;
-			/* A fresh one costs less: pool_fill() allocates it. */
+			/* A fresh one costs less, or allocation is measured
+			 * again: pool_fill() allocates it. */
 			release = zero && pool->scrub_ns_mib &&
-				  pool_alloc_cheaper(pool, pool->bufs[i].size);
+				  (pool_alloc_cheaper(pool, pool->bufs[i].size) ||
+				   pool_alloc_probe(pool, pool->bufs[i].size, pool_now_ns()));
 			if (release) {
 				pool_detach(pool, i, false, &copy);
 			} else {

@@ -878,6 +878,62 @@ static void test_alloc_where_zeroing_falls_behind(void **pstate)
 }
 
 /*
+ * A pool that zeroes allocates seldom: a cost of allocation measured
+ * over a second ago is replaced by the next measure, not averaged with
+ * it, and where zeroing one buffer falls behind the stream, the worker
+ * releases one returned buffer a second (a probe) so that its refill
+ * measures allocation again.
+ */
+static void test_stale_alloc_cost_measured_again(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_pool *pool = s->pool;
+	uint64_t now, fresh, replaced;
+	bool stale_probe, again, fresh_probe, keeps_up, slow;
+
+	pthread_mutex_lock(pool->lock);
+	now = pool_now_ns();
+	/* 50 ms a MiB, measured just now: a 1 ms allocation averages in */
+	pool->alloc_ns_mib = 50000000;
+	pool->alloc_noted_ns = now;
+	pool_note_alloc(pool, pool_now_ns() - 1000000, MiB(1));
+	fresh = pool->alloc_ns_mib;
+	/* ... measured 2 s ago: it is replaced */
+	pool->alloc_ns_mib = 50000000;
+	pool->alloc_noted_ns = pool_now_ns() - 2000000000ull;
+	pool_note_alloc(pool, pool_now_ns() - 1000000, MiB(1));
+	replaced = pool->alloc_ns_mib;
+	/* The probe: 8 MiB zeroed in 6 ms against a gap of 4.2, allocation
+	 * measured 2 s ago; once, then not again within the second. */
+	now = pool_now_ns();
+	pool->alloc_ns_mib = 1110000;
+	pool->scrub_ns_mib = 750000;
+	pool->gap_ns = 4166666;
+	pool->alloc_noted_ns = now - 2000000000ull;
+	pool->probe_ns = 0;
+	stale_probe = pool_alloc_probe(pool, MiB(8), now);
+	again = pool_alloc_probe(pool, MiB(8), now + 500000000ull);
+	/* measured just now; zeroing that keeps up (4 MiB in 3 ms); no stream */
+	pool->probe_ns = 0;
+	pool->alloc_noted_ns = now - 100000000ull;
+	fresh_probe = pool_alloc_probe(pool, MiB(8), now);
+	pool->alloc_noted_ns = now - 2000000000ull;
+	keeps_up = pool_alloc_probe(pool, MiB(4), now);
+	pool->gap_ns = 0;
+	slow = pool_alloc_probe(pool, MiB(8), now);
+	pthread_mutex_unlock(pool->lock);
+	/* (3 * 50 + 1) / 4 ms, and 1 ms (or more, where this thread was
+	 * preempted: a loaded machine's sanitizer run) */
+	assert_true(fresh >= 37500000);
+	assert_true(replaced >= 1000000 && replaced < 20000000);
+	assert_true(stale_probe);
+	assert_false(again);
+	assert_false(fresh_probe);
+	assert_false(keeps_up);
+	assert_false(slow);
+}
+
+/*
  * With the worker running, a get that finds nothing clean reads counts
  * (so that buffers closed without a put do not make the pool grow) only
  * of buffers out for a quarter longer than their holders keep those they
@@ -2262,6 +2318,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_takes_the_quicker_way, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_where_zeroing_falls_behind, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_alloc_cost_measured_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refill_keeps_the_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_caller_hint_capped, setup, teardown),
