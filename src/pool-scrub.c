@@ -162,8 +162,11 @@ bool pool_alloc_cheaper(const struct ion_pool *pool, size_t size)
  */
 bool pool_alloc_probe(struct ion_pool *pool, size_t size, uint64_t now)
 {
-	if (!pool->alloc_noted_ns || !pool->gap_ns || now - pool->alloc_noted_ns <= COST_STALE_NS ||
-	    now - pool->probe_ns <= COST_STALE_NS || zero_one_ns(pool, size) <= pool->gap_ns)
+	/* Not where the heap was found out of memory lately: the buffer
+	 * released might not come back. */
+	if (!pool->alloc_noted_ns || !pool->gap_ns || pool->refill_after_ns ||
+	    now - pool->alloc_noted_ns <= COST_STALE_NS || now - pool->probe_ns <= COST_STALE_NS ||
+	    zero_one_ns(pool, size) <= pool->gap_ns)
 		return false;
 	pool->probe_ns = now;
 	return true;

@@ -882,14 +882,14 @@ static void test_alloc_where_zeroing_falls_behind(void **pstate)
  * over a second ago is replaced by the next measure, not averaged with
  * it, and where zeroing one buffer falls behind the stream, the worker
  * releases one returned buffer a second (a probe) so that its refill
- * measures allocation again.
+ * measures allocation again; not where the heap was found full lately.
  */
 static void test_stale_alloc_cost_measured_again(void **pstate)
 {
 	struct state *s = *pstate;
 	struct ion_pool *pool = s->pool;
 	uint64_t now, fresh, replaced;
-	bool stale_probe, again, fresh_probe, keeps_up, slow;
+	bool stale_probe, again, fresh_probe, keeps_up, full, slow;
 
 	pthread_mutex_lock(pool->lock);
 	now = pool_now_ns();
@@ -919,6 +919,9 @@ static void test_stale_alloc_cost_measured_again(void **pstate)
 	fresh_probe = pool_alloc_probe(pool, MiB(8), now);
 	pool->alloc_noted_ns = now - 2000000000ull;
 	keeps_up = pool_alloc_probe(pool, MiB(4), now);
+	pool->refill_after_ns = now + 1000000000ull; /* the heap was full */
+	full = pool_alloc_probe(pool, MiB(8), now);
+	pool->refill_after_ns = 0;
 	pool->gap_ns = 0;
 	slow = pool_alloc_probe(pool, MiB(8), now);
 	pthread_mutex_unlock(pool->lock);
@@ -930,6 +933,7 @@ static void test_stale_alloc_cost_measured_again(void **pstate)
 	assert_false(again);
 	assert_false(fresh_probe);
 	assert_false(keeps_up);
+	assert_false(full);
 	assert_false(slow);
 }
 
