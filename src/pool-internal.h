@@ -275,6 +275,9 @@ uint64_t pool_likely_back(const struct ion_pool *pool);
 /* Whether the worker looks at the pool often enough by itself (at least
  * once between two of its gets) that a get or a put need not wake it. */
 bool pool_paced(const struct ion_pool *pool);
+/* The same for a worker that looks every tick_us (a pass's own look:
+ * the worker's tick is the least of its pools'). */
+bool pool_paced_by(const struct ion_pool *pool, unsigned int tick_us);
 /* When the worker should look at the pool next: at once if a pass would
  * find work (pool_class_to_fill(), a buffer to zero). */
 struct pool_look pool_next_look(const struct ion_pool *pool, uint64_t now);

@@ -78,13 +78,18 @@ static bool tick_covers(uint64_t tick_ns, uint64_t gap_ns)
 	return 2 * tick_ns <= 3 * gap_ns;
 }
 
-bool pool_paced(const struct ion_pool *pool)
+bool pool_paced_by(const struct ion_pool *pool, unsigned int tick_us)
 {
-	uint64_t tick = 1000ull * pool_worker_tick_us(pool);
+	uint64_t tick = 1000ull * tick_us;
 
 	if (!tick)
 		return false;
 	return pool->gap_ns ? tick_covers(tick, pool->gap_ns) : tick <= 1000ull * POOL_WARM_TICK_US;
+}
+
+bool pool_paced(const struct ion_pool *pool)
+{
+	return pool_paced_by(pool, pool_worker_tick_us(pool));
 }
 
 /*

@@ -145,38 +145,80 @@ static size_t slots_of(const struct ion_pool *pool, size_t size)
 }
 
 /*
+ * Called with the lock held, by the worker: the wake bits of class
+ * size's slots (h its hint), fresh[k] the v of a slot this pass fills
+ * (0: none), which it publishes.  A take wakes the worker if it leaves
+ * the class at its watermark, as serve() decides for a get under the
+ * lock: the first slot, in the order gets take them (the slots'), whose
+ * take does, unless the worker comes by itself at the stream's pace
+ * until its next pass (paced).  Marked again each pass: a bit left out
+ * while a stream ran must not outlive it.  A burst of gets after a pause
+ * took every slot without waking the idle worker, and then allocated.
+ */
+static void mark_slots(struct ion_pool *pool, size_t h, size_t size, bool paced,
+		       const uint64_t *fresh)
+{
+	size_t clean = pool_clean(pool, size), mark = pool_want(pool, h) / 2;
+	bool marked = paced;
+
+	/* A buffer whose take is not settled yet is gone already. */
+	for (size_t k = 0; k < POOL_SLOTS; k++)
+		if (pool->slots[k].used && !fresh[k] &&
+		    atomic_load_explicit(&pool->slots[k].size, memory_order_relaxed) == size &&
+		    !(atomic_load_explicit(&pool->slots[k].v, memory_order_relaxed) & POOL_SLOT_FULL))
+			clean -= clean > 0;
+	for (size_t k = 0; k < POOL_SLOTS; k++) {
+		struct pool_slot *slot = &pool->slots[k];
+		uint64_t v = fresh[k] ? fresh[k] : atomic_load_explicit(&slot->v, memory_order_relaxed);
+		uint64_t want = v & ~POOL_SLOT_WAKE;
+
+		if (!slot->used || atomic_load_explicit(&slot->size, memory_order_relaxed) != size ||
+		    !(v & POOL_SLOT_FULL))
+			continue;
+		clean -= clean > 0;
+		if (!marked && clean <= mark) {
+			want |= POOL_SLOT_WAKE;
+			marked = true;
+		}
+		if (fresh[k])
+			atomic_store_explicit(&slot->v, want, memory_order_release);
+		else if (want != v)
+			/* Fails only where a get took it meanwhile. */
+			atomic_compare_exchange_strong_explicit(&slot->v, &v, want, memory_order_acq_rel,
+								memory_order_relaxed);
+	}
+}
+
+/*
  * Called with the lock held, by the worker: each hinted class gets up
  * to SPARES_A_CLASS slots, with clean buffers that have a spare, while
- * slots are left.  A take wakes the worker if it leaves the class at
- * its watermark and the worker does not come by itself before the next
- * get (as serve() decides for a get under the lock).
+ * slots are left, and its slots' wake bits as paced says (mark_slots()).
  */
-static void fill_slots(struct ion_pool *pool)
+static void fill_slots(struct ion_pool *pool, bool paced)
 {
 	for (size_t h = 0; h < pool->n_hints; h++) {
 		size_t size = pool_class_of(pool, pool->hints[h].size), n = slots_of(pool, size);
+		uint64_t fresh[POOL_SLOTS] = { 0 };
 
 		for (size_t i = 0; i < pool->n_bufs && n < SPARES_A_CLASS &&
 				   pool->n_slotted < POOL_SLOTS; i++) {
 			struct pool_buf *b = &pool->bufs[i];
 			size_t k = 0;
-			uint64_t v;
 
 			if (b->size != size || b->state != BUF_FREE || b->spare < 0 || b->slot >= 0)
 				continue;
 			while (pool->slots[k].used)
 				k++;
 			pool->slot_gen = (pool->slot_gen + 1) & SLOT_GEN_MASK;
-			v = POOL_SLOT_FULL | (uint64_t)pool->slot_gen << SLOT_GEN_SHIFT | (uint32_t)b->spare;
-			if (!pool_paced(pool) && pool_clean(pool, size) <= pool_want(pool, h) / 2 + 1)
-				v |= POOL_SLOT_WAKE;
+			fresh[k] = POOL_SLOT_FULL | (uint64_t)pool->slot_gen << SLOT_GEN_SHIFT |
+				   (uint32_t)b->spare;
 			b->slot = (int)k;
 			pool->slots[k].used = true;
 			pool->n_slotted++;
 			n++;
 			atomic_store_explicit(&pool->slots[k].size, size, memory_order_relaxed);
-			atomic_store_explicit(&pool->slots[k].v, v, memory_order_release);
 		}
+		mark_slots(pool, h, size, paced, fresh);
 	}
 }
 
@@ -251,9 +293,9 @@ struct pool_look pool_make_spares(struct ion_pool *pool)
 	pool_lock(pool);
 	n = spares_wanted(pool, want);
 	if (!n) {
-		if (pool->background)
-			fill_slots(pool);
 		next = pool_next_look(pool, pool_now_ns());
+		if (pool->background)
+			fill_slots(pool, pool_paced_by(pool, next.every_us));
 		pthread_mutex_unlock(pool->lock);
 		pthread_mutex_unlock(&pool->dup_lock);
 		return next;
@@ -279,9 +321,9 @@ struct pool_look pool_make_spares(struct ion_pool *pool)
 	n_orphans = pool->n_dup_orphans;
 	memcpy(orphans, pool->dup_orphans, n_orphans * sizeof(orphans[0]));
 	pool->n_dup_orphans = 0;
-	if (pool->background)
-		fill_slots(pool);
 	next = pool_next_look(pool, pool_now_ns());
+	if (pool->background)
+		fill_slots(pool, pool_paced_by(pool, next.every_us));
 	pthread_mutex_unlock(pool->lock);
 	/* Closed before a fork may come. */
 	for (size_t k = 0; k < n; k++)
