@@ -61,7 +61,8 @@ struct pool_buf {
 #define POOL_SPARES_A_PASS 16
 
 /*
- * A hand-over slot: one clean buffer's spare fd, published by the worker
+ * A hand-over slot: one clean buffer's spare fd (an uncounted buffer's
+ * only fd: slot_fd() in pool-spares.c), published by the worker
  * under the pool's lock, which a get takes with one compare-and-swap
  * without the lock (pool_slot_take()).  v is 0 (empty), POOL_SLOT_FULL
  * with a generation and the fd, or POOL_SLOT_TAKEN with the time of the

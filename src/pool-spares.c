@@ -3,8 +3,9 @@
  * A pool's spare fds: a second fd of a clean buffer, made by the worker
  * off the hot path and off the pool's lock, which a get hands over
  * without a syscall; and the hand-over slots, in which the worker
- * publishes a spare for each hinted class, so that a get takes it
- * without waiting for the pool's lock either.
+ * publishes a spare for each hinted class (or an uncounted buffer's
+ * only fd, a memfd's), so that a get takes it without waiting for the
+ * pool's lock either.
  */
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -58,6 +59,17 @@ int pool_slot_take(struct ion_pool *pool, size_t size)
 	return -1;
 }
 
+/* The fd that a slot hands over for buffer b: its spare; an uncounted
+ * buffer's only fd (a memfd's), which a get under the lock hands over
+ * as well (hand_out()), but not in a heap's pool, which forgets such a
+ * buffer once it is out.  -1: none. */
+static int slot_fd(const struct ion_pool *pool, const struct pool_buf *b)
+{
+	if (b->counted)
+		return b->spare;
+	return pool->heap_pool ? -1 : b->fd;
+}
+
 /* Called with the lock held: the buffer in slot k, which its v (swapped
  * for empty) says is the pool's again or the caller's. */
 static void slot_emptied(struct ion_pool *pool, size_t k, uint64_t v)
@@ -73,10 +85,16 @@ static void slot_emptied(struct ion_pool *pool, size_t k, uint64_t v)
 		b->slot = -1;
 		if (!(v & POOL_SLOT_TAKEN))
 			return; /* clean in the pool, with its spare */
-		/* The get's caller holds the spare: a hit at the time of the
-		 * take, as the locked get would have counted it. */
+		/* The get's caller holds the spare (an uncounted one's only
+		 * fd: unanchored, as hand_out() leaves it): a hit at the time
+		 * of the take, as the locked get would have counted it. */
 		at = v & SLOT_NS_MASK;
-		b->spare = -1;
+		if (b->counted) {
+			b->spare = -1;
+		} else {
+			b->fd = -1;
+			pool->n_unanchored++;
+		}
 		pool_mark_out(pool, b, at);
 		pool->get_wakes += (v & POOL_SLOT_WAKE) != 0;
 		pool->slot_hits++;
@@ -191,8 +209,9 @@ static void mark_slots(struct ion_pool *pool, size_t h, size_t size, bool paced,
 
 /*
  * Called with the lock held, by the worker: each hinted class gets up
- * to SPARES_A_CLASS slots, with clean buffers that have a spare, while
- * slots are left, and its slots' wake bits as paced says (mark_slots()).
+ * to SPARES_A_CLASS slots, with clean buffers that have a fd to hand
+ * over (slot_fd()), while slots are left, and its slots' wake bits as
+ * paced says (mark_slots()).
  */
 static void fill_slots(struct ion_pool *pool, bool paced)
 {
@@ -204,14 +223,16 @@ static void fill_slots(struct ion_pool *pool, bool paced)
 				   pool->n_slotted < POOL_SLOTS; i++) {
 			struct pool_buf *b = &pool->bufs[i];
 			size_t k = 0;
+			int fd;
 
-			if (b->size != size || b->state != BUF_FREE || b->spare < 0 || b->slot >= 0)
+			if (b->size != size || b->state != BUF_FREE || b->slot >= 0 ||
+			    (fd = slot_fd(pool, b)) < 0)
 				continue;
 			while (pool->slots[k].used)
 				k++;
 			pool->slot_gen = (pool->slot_gen + 1) & SLOT_GEN_MASK;
 			fresh[k] = POOL_SLOT_FULL | (uint64_t)pool->slot_gen << SLOT_GEN_SHIFT |
-				   (uint32_t)b->spare;
+				   (uint32_t)fd;
 			b->slot = (int)k;
 			pool->slots[k].used = true;
 			pool->n_slotted++;

@@ -341,9 +341,10 @@ void pool_expire(struct ion_pool *pool)
 			pool_drop(pool, i--, true);
 }
 
-/* A clean buffer of class size: one with a spare fd first, then one in
- * a slot (its spare; emptying the slot is one atomic exchange, where a
- * buffer without a spare costs a dup under the lock). */
+/* A clean buffer of class size: one with a spare fd (or an uncounted
+ * one, whose only fd is handed over) first, then one in a slot (its
+ * spare; emptying the slot is one atomic exchange, where a buffer
+ * without a spare costs a dup under the lock). */
 static ssize_t find_free(const struct ion_pool *pool, size_t size)
 {
 	ssize_t plain = -1, slotted = -1;
@@ -355,7 +356,7 @@ static ssize_t find_free(const struct ion_pool *pool, size_t size)
 			continue;
 		if (b->slot >= 0)
 			slotted = slotted < 0 ? (ssize_t)i : slotted;
-		else if (b->spare >= 0)
+		else if (b->spare >= 0 || !b->counted)
 			return (ssize_t)i;
 		else if (plain < 0)
 			plain = (ssize_t)i;

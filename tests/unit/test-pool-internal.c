@@ -1628,6 +1628,28 @@ static void assert_distinct(const int *fds, int n)
 		}
 }
 
+/*
+ * Background off, and the pool trimmed until no fd of its buffers is
+ * left that was not there at before.  Background off stops the worker's
+ * next pass, not the one under way: that one may still close a buffer it
+ * released (outside the lock) or add a refill after the trim (seen once
+ * in the armhf build under qemu-user).  So it trims for 5 s at most.
+ */
+static void stop_and_empty(struct state *s, const struct fd_use *before)
+{
+	struct fd_use after;
+
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	for (uint64_t end = now_ms() + 5000;;) {
+		assert_true(ion_pool_trim(s->pool, 0) >= 0);
+		after = fd_use_since(before);
+		if (after.buffers == 0 || now_ms() > end)
+			break;
+		sleep_ms(10);
+	}
+	assert_int_equal(after.buffers, 0);
+}
+
 #define STREAM_HELD 4
 
 /* A stream of n gets from s->pool, holding STREAM_HELD (4), handing the oldest back
@@ -1670,7 +1692,7 @@ static void stream(struct state *s, int n, int enomem_at)
 static void test_stream_runs_out_stops_restarts(void **pstate)
 {
 	struct state *s = *pstate;
-	struct fd_use before = fd_use_since(NULL), after;
+	struct fd_use before = fd_use_since(NULL);
 
 	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
 	assert_int_equal(ion_pool_prefill(s->pool), 0);
@@ -1683,19 +1705,7 @@ static void test_stream_runs_out_stops_restarts(void **pstate)
 	/* What the stream closed, back through the worker's reads (before
 	 * the trim closes anchors the worker may be reading). */
 	assert_true(stat_reaches(s->pool, ION_POOL_STAT_BUFFERS_OUT, 0, 5000));
-	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
-	/* Background off stops the worker's next pass, not the one under
-	 * way: that one may still close a buffer it released (outside the
-	 * lock) or add a refill after the trim (seen once in the armhf build
-	 * under qemu-user).  So trim until nothing is left, for 5 s at most. */
-	for (uint64_t end = now_ms() + 5000;;) {
-		assert_true(ion_pool_trim(s->pool, 0) >= 0);
-		after = fd_use_since(&before);
-		if (after.buffers == 0 || now_ms() > end)
-			break;
-		sleep_ms(10);
-	}
-	assert_int_equal(after.buffers, 0);
+	stop_and_empty(s, &before);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
 }
 
@@ -2409,6 +2419,76 @@ static void test_slot_take_after_stream_wakes(void **pstate)
 	close(b);
 }
 
+/* The inode of fd's file (0 if none). */
+static ino_t ino_of(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+
+/*
+ * Uncounted buffers (a memfd's: no count tells when its holders let go)
+ * go into the hand-over slots too, their only fd in place of a spare: a
+ * get takes one without the pool's lock, as a get under it hands over
+ * that fd.  A buffer taken is out until its put (vouched), never handed
+ * out twice, and once the pool is trimmed no fd of it is left.
+ */
+static void test_uncounted_in_slots(void **pstate)
+{
+	struct state *s = *pstate;
+	struct fd_use before = fd_use_since(NULL);
+	const struct ion_heap *h;
+	unsigned long long slot_hits;
+	int fds[4];
+	ino_t inos[4];
+	size_t full = 0;
+	uint64_t end;
+
+	assert_int_equal(ion_ctx_find_heap(s->ctx, "memfd", &h), 0);
+	atomic_store(maps_known(s->ctx, h), -1);
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K"), 0);
+	for (int k = 0; k < 4; k++)
+		fds[k] = get(s, KiB(64));
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(ion_pool_put(s->pool, fds[k], ION_POOL_VOUCH), 0);
+	pthread_mutex_lock(s->pool->lock);
+	for (size_t i = 0; i < s->pool->n_bufs; i++)
+		assert_false(s->pool->bufs[i].counted);
+	slot_hits = s->pool->slot_hits;
+	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	end = now_ms() + 5000;
+	while (full < 2 && now_ms() < end) {
+		sleep_ms(10);
+		full = 0;
+		for (size_t k = 0; k < POOL_SLOTS; k++)
+			full += (atomic_load(&s->pool->slots[k].v) & POOL_SLOT_FULL) != 0;
+	}
+	assert_int_equal(full, 2);
+	/* Four gets: two from the slots, two under the lock; four buffers. */
+	for (int k = 0; k < 4; k++) {
+		fds[k] = get(s, KiB(64));
+		inos[k] = ino_of(fds[k]);
+		assert_true(inos[k] != 0);
+		for (int j = 0; j < k; j++)
+			assert_true(inos[j] != inos[k]);
+	}
+	pthread_mutex_lock(s->pool->lock);
+	pool_settle(s->pool);
+	assert_true(s->pool->slot_hits >= slot_hits + 2);
+	/* Out, each, and none the pool's any more: the caller holds the only fd. */
+	for (size_t i = 0; i < s->pool->n_bufs; i++) {
+		assert_int_equal(s->pool->bufs[i].state, BUF_OUT);
+		assert_int_equal(s->pool->bufs[i].fd, -1);
+	}
+	pthread_mutex_unlock(s->pool->lock);
+	for (int k = 0; k < 4; k++)
+		assert_int_equal(ion_pool_put(s->pool, fds[k], ION_POOL_VOUCH), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
+	stop_and_empty(s, &before);
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -2426,6 +2506,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refill_ahead_of_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_paced_stream_wakes_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slot_take_after_stream_wakes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_uncounted_in_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spares_out_of_the_way, setup, teardown),
