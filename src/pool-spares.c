@@ -7,6 +7,7 @@
  * only fd, a memfd's), so that a get takes it without waiting for the
  * pool's lock either.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -299,8 +300,9 @@ static size_t spares_wanted(struct ion_pool *pool, struct spare_dup *want)
  * come again.  A buffer detached meanwhile (a trim, an expiry, a put past
  * a limit) leaves its anchor to be closed here, after the dups: closed
  * at once, its number could be another file's by the time of the dup.
- * A dup that fails (out of fds) is no error: the get dups then.  The
- * pass's last step: when the worker should look at the pool next, read
+ * A dup that fails (out of fds) is no error: the get dups then, and the
+ * pass tries no more after one that found the fds used up.  The pass's
+ * last step: when the worker should look at the pool next, read
  * in the last hold of the lock.
  */
 struct pool_look pool_make_spares(struct ion_pool *pool)
@@ -322,8 +324,12 @@ struct pool_look pool_make_spares(struct ion_pool *pool)
 		return next;
 	}
 	pthread_mutex_unlock(pool->lock);
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
 		want[k].spare = fcntl(want[k].fd, F_DUPFD_CLOEXEC, 3);
+		/* Out of fds: the others would fail alike, a syscall each. */
+		if (want[k].spare < 0 && (errno == EMFILE || errno == ENFILE))
+			break;
+	}
 	pool_lock(pool);
 	for (size_t k = 0; k < n; k++) {
 		for (size_t i = 0; i < pool->n_bufs; i++) {

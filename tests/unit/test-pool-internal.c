@@ -249,11 +249,18 @@ static int fake_open(const char *path, int flags, ...)
 	return open(path, flags, mode);
 }
 
+/* Set: the worker's dups fail with EMFILE, counted in dups_failed (the
+ * process out of fds); the workers' polls, one a pass, in worker_polls. */
+static atomic_bool dup_emfile;
+static atomic_uint dups_failed, worker_polls;
+
 static int fake_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *timeout,
 		      const sigset_t *mask)
 {
-	int r = ppoll(fds, n, timeout, mask);
+	int r;
 
+	atomic_fetch_add(&worker_polls, 1);
+	r = ppoll(fds, n, timeout, mask);
 	if (r >= 0 && n >= 2 && fds[1].fd == atomic_load(&fake_psi_fd) &&
 	    atomic_exchange(&pressure_pending, false)) {
 		fds[1].revents |= POLLPRI;
@@ -292,6 +299,11 @@ static int fake_fcntl(int fd, int cmd, ...)
 	va_start(ap, cmd);
 	arg = va_arg(ap, int);
 	va_end(ap);
+	if (worker && atomic_load(&dup_emfile)) {
+		atomic_fetch_add(&dups_failed, 1);
+		errno = EMFILE;
+		return -1;
+	}
 	if (worker && atomic_load(&hold_dup) && atomic_exchange(&hold_before, false)) {
 		atomic_store(&hold_dup, false);
 		atomic_store(&dup_src, fd);
@@ -396,6 +408,7 @@ static int setup(void **pstate)
 	atomic_store(&pressure_pending, false);
 	atomic_store(&fake_psi_fd, -1);
 	atomic_store(&hold_dup, false);
+	atomic_store(&dup_emfile, false);
 	atomic_store(&hold_before, false);
 	atomic_store(&dup_go, false);
 	atomic_store(&dup_made, -1);
@@ -2489,6 +2502,34 @@ static void test_uncounted_in_slots(void **pstate)
 	stop_and_empty(s, &before);
 }
 
+/*
+ * Out of fds, a worker's pass stops making spares at the first dup that
+ * fails: the others would fail alike, a syscall each, every pass.  The
+ * gets still hand out buffers, dup'ing under the lock.
+ */
+static void test_spares_stop_at_emfile(void **pstate)
+{
+	struct state *s = *pstate;
+	unsigned int polls, failed;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "2x64K 2x128K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	atomic_store(&dups_failed, 0);
+	atomic_store(&dup_emfile, true);
+	polls = atomic_load(&worker_polls);
+	assert_int_equal(ion_pool_set_background(s->pool, 1), 0);
+	sleep_ms(300);
+	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
+	failed = atomic_load(&dups_failed);
+	polls = atomic_load(&worker_polls) - polls;
+	atomic_store(&dup_emfile, false);
+	print_message("%u dups failed in %u passes at most\n", failed, polls);
+	assert_true(failed >= 1);
+	assert_true(failed <= polls);
+	close(get(s, KiB(64)));
+	close(get(s, KiB(128)));
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -2507,6 +2548,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_paced_stream_wakes_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slot_take_after_stream_wakes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uncounted_in_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_spares_stop_at_emfile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spares_out_of_the_way, setup, teardown),
