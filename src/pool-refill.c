@@ -59,10 +59,8 @@ static void scrub_unlocked(struct ion_pool *pool)
 				continue;
 			found = true;
 			/* A fresh one costs less, or allocation is measured
-			 * again: pool_fill() allocates it.  Not where the
-			 * heap was found out of memory lately: a stream that
-			 * ran out mid-way lost every buffer it returned. */
-			release = zero && pool->scrub_ns_mib && !pool->refill_after_ns &&
+			 * again: pool_fill() allocates it. */
+			release = zero && pool->scrub_ns_mib &&
 				  (pool_alloc_cheaper(pool, pool->bufs[i].size) ||
 				   pool_alloc_probe(pool, pool->bufs[i].size, pool_now_ns()));
 			if (release) {

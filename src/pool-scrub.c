@@ -128,6 +128,11 @@ static uint64_t zero_one_ns(const struct ion_pool *pool, size_t size)
  */
 bool pool_alloc_cheaper(const struct ion_pool *pool, size_t size)
 {
+	/* No cheaper while it cannot be done: where the heap was found out
+	 * of memory lately, a buffer released might not come back (a stream
+	 * that ran out mid-way lost every buffer it returned). */
+	if (pool->refill_after_ns)
+		return false;
 	if (!pool->alloc_ns_mib || !pool->scrub_ns_mib)
 		return !pool->alloc_slow;
 	/* Twice as cheap at least: a refill by allocation costs the worker

@@ -441,10 +441,8 @@ static bool leave_to_thread(const struct ion_pool *pool, size_t size, bool *recl
 	    !pool_worker_running(pool))
 		return false;
 	/* Measured cheaper to allocate: the worker releases what waits
-	 * rather than zero it, so nothing it lags at is worth a memset
-	 * (unless the heap was found out of memory lately: it zeroes). */
-	if (pool->alloc_ns_mib && pool->scrub_ns_mib && !pool->refill_after_ns &&
-	    pool_alloc_cheaper(pool, size))
+	 * rather than zero it, so nothing it lags at is worth a memset. */
+	if (pool->alloc_ns_mib && pool->scrub_ns_mib && pool_alloc_cheaper(pool, size))
 		lag = SIZE_MAX;
 	for (size_t h = 0; h < pool->n_hints; h++)
 		if (pool_class_of(pool, pool->hints[h].size) == size && pool->hints[h].count > lag)
@@ -697,10 +695,9 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
 	}
 	/* Measured cheaper to allocate than to zero: released here, as a
 	 * close without a pool would (the worker allocates a fresh one),
-	 * so that returned buffers never pile up waiting for it; unless the
-	 * heap was found out of memory lately. */
+	 * so that returned buffers never pile up waiting for it. */
 	if (worker && pool->zero && pool->alloc_ns_mib && pool->scrub_ns_mib &&
-	    pool_alloc_cheaper(pool, pool->bufs[i].size) && !pool->refill_after_ns) {
+	    pool_alloc_cheaper(pool, pool->bufs[i].size)) {
 		pool_detach(pool, i, false, gone);
 		return true;
 	}
