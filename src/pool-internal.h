@@ -98,9 +98,13 @@ struct ion_pool {
 	struct ion_heap_pools *heaps;
 	/* The pool's lock, reached through a pointer so that a getter of a
 	 * const pool locks it all the same: the lock is no part of what the
-	 * pool holds, only of how it is read. */
+	 * pool holds, only of how it is read.  The lock itself starts the
+	 * next cache line: each lock and unlock by the worker wrote the
+	 * line that a get reads first (heap_pool, in pool_class_of()), so
+	 * a get after the worker's pass waited for that line to come back
+	 * from the other core (the pool is allocated aligned to it). */
 	pthread_mutex_t *lock;
-	pthread_mutex_t lock_storage;
+	_Alignas(64) pthread_mutex_t lock_storage;
 	/* Held by the worker while it makes spare fds without the pool's
 	 * lock (pool_make_spares() in pool-spares.c), and by fork(): a child
 	 * never inherits a spare that is in no entry yet.  Taken before the

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <ion/ion.h>
 
@@ -66,11 +67,13 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 		bool heap_pool, bool background, struct ion_pool **ret)
 {
 	struct ion_pools *all = ion_ctx_pools(ctx);
-	struct ion_pool *pool = calloc(1, sizeof(*pool));
+	/* Its size is a multiple of its alignment (a cache line). */
+	struct ion_pool *pool = aligned_alloc(_Alignof(struct ion_pool), sizeof(*pool));
 	const struct ion_heap *heap;
 
 	if (!pool)
 		return -ENOMEM;
+	memset(pool, 0, sizeof(*pool));
 	atomic_init(&pool->refcount, 1);
 	atomic_init(&pool->worker, NULL);
 	pool->lock = &pool->lock_storage;

@@ -67,7 +67,7 @@
 #include "watch.h"
 
 /* ------------------------------------------------------------------ */
-/* malloc failure: this executable's malloc, calloc, realloc, strdup    */
+/* malloc failure: malloc, calloc, realloc, aligned_alloc, strdup      */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -138,6 +138,7 @@ static bool mfault_disarm(void)
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t n, size_t size);
 extern void *__libc_realloc(void *p, size_t size);
+extern void *__libc_memalign(size_t align, size_t size);
 
 /* Armed only around one library call of a single-threaded child. */
 static bool mfault_now(void)
@@ -175,6 +176,16 @@ void *realloc(void *p, size_t size)
 		return NULL;
 	}
 	return __libc_realloc(p, size);
+}
+
+/* A pool is allocated aligned to a cache line. */
+void *aligned_alloc(size_t align, size_t size)
+{
+	if (mfault_now()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_memalign(align, size);
 }
 
 void *reallocarray(void *p, size_t n, size_t size)
