@@ -89,7 +89,7 @@ int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
 enum ion_fd_kind { ION_FD_OTHER, ION_FD_DMABUF, ION_FD_MEMFD };
 int ion_fd_kind(int fd);
 
-size_t ion_page_size(void);
+__attribute__((hot)) size_t ion_page_size(void);
 
 /* NULL-terminated arrays of malloc'ed strings.  ion_strv_split: text cut
  * at each sep, empty parts left out; NULL on ENOMEM. */
