@@ -19,11 +19,7 @@
 #include "context.h"
 #include "heaps-conf.h"
 #include "pool.h"
-
-/* On a get's hit path: such functions share a few pages of code (the
- * linker groups .text.hot), since a get after a stream's sleep pays
- * for each page and line of code it touches anew. */
-#define POOL_HOT __attribute__((hot))
+#include "util.h"
 
 enum buf_state {
 	BUF_FREE,	/* clean, ready to hand out */
@@ -203,12 +199,12 @@ enum hints_origin {
 };
 
 /* ---- the cache (pool.c) ---- */
-POOL_HOT uint64_t pool_now_ns(void);
+ION_HOT uint64_t pool_now_ns(void);
 /* Called with the lock held: b, free, is handed out at now (its fd
  * given already): the bookkeeping of a hit. */
 void pool_mark_out(struct ion_pool *pool, struct pool_buf *b, uint64_t now);
 /* The size of the buffers that serve len bytes; 0 for 0 or an overflow. */
-POOL_HOT size_t pool_class_of(const struct ion_pool *pool, size_t len);
+ION_HOT size_t pool_class_of(const struct ion_pool *pool, size_t len);
 /* Called with the lock held, as every function on a pool's buffers is. */
 void pool_account(struct ion_pool *pool, long long delta);
 bool pool_room_for(const struct ion_pool *pool, size_t size);
@@ -228,7 +224,7 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 		bool heap_pool, bool background, struct ion_pool **ret);
 void pool_free(struct ion_pool *pool);
 /* ion_pool_get() for a length already the pool's size for it. */
-POOL_HOT int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd);
+ION_HOT int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd);
 
 /* ---- zeroing and its cost (pool-scrub.c) ---- */
 /* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
@@ -325,7 +321,7 @@ int pool_fill(struct ion_pool *pool, bool only_low);
 struct pool_look pool_make_spares(struct ion_pool *pool);
 /* Without the lock: the spare fd of a clean buffer of class size taken
  * from a slot (the caller's now), or -1 if no slot holds one. */
-POOL_HOT int pool_slot_take(struct ion_pool *pool, size_t size);
+ION_HOT int pool_slot_take(struct ion_pool *pool, size_t size);
 /* Called with the lock held: the buffers taken from slots since, out. */
 void pool_settle(struct ion_pool *pool);
 /* Called with the lock held: buffer i, in a slot, taken back out of it.

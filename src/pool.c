@@ -663,7 +663,7 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 	return r < 0 ? r : track_new(pool, heap, fd, size, ret_fd);
 }
 
-ION_EXPORT POOL_HOT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
+ION_EXPORT ION_HOT int ion_pool_get(struct ion_pool *pool, size_t len, int *ret_fd)
 {
 	size_t size;
 

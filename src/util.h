@@ -26,6 +26,11 @@ static inline void closep(int *fd)
 	}
 }
 
+/* On a pool get's hit path: such functions share a few pages of code
+ * (the linker groups .text.hot), since a get after a stream's sleep pays
+ * for each page and line of code it touches anew. */
+#define ION_HOT __attribute__((hot))
+
 #define _cleanup_free_ __attribute__((cleanup(freep)))
 #define _cleanup_close_ __attribute__((cleanup(closep)))
 
@@ -89,7 +94,7 @@ int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
 enum ion_fd_kind { ION_FD_OTHER, ION_FD_DMABUF, ION_FD_MEMFD };
 int ion_fd_kind(int fd);
 
-__attribute__((hot)) size_t ion_page_size(void);
+ION_HOT size_t ion_page_size(void);
 
 /* NULL-terminated arrays of malloc'ed strings.  ion_strv_split: text cut
  * at each sep, empty parts left out; NULL on ENOMEM. */
