@@ -12,7 +12,10 @@
  * four at once too; the floor of a hit paced alike, whose p99 / p50
  * is the machine's own noise at that rate; and nothing at all paced
  * alike (two reads of the clock), the least any get can be timed at:
- * what is left of a p99 above it is the get's own.  For the pooled run also its
+ * what is left of a p99 above it is the get's own; and a spin as long
+ * as the pooled get's median, register work touching no memory, paced
+ * alike: where its own p99 is above twice its p50, no get of that length
+ * meets the 2 x goal on this machine, whatever it does.  For the pooled run also its
  * p99 after the first second and its three slowest gets, by position:
  * at 60/s the p99 is the third slowest of 300, so a stream's first
  * frames alone can set it.  Last, what waking a thread costs the thread
@@ -94,9 +97,11 @@ struct stream {
 	unsigned int rate, seconds;
 	bool together;
 	struct ion_solution *sol;
-	enum { RUN_POOL, RUN_RAW, RUN_FLOOR, RUN_NOTHING } mode; /* this run's */
+	enum { RUN_POOL, RUN_RAW, RUN_FLOOR, RUN_NOTHING, RUN_SPIN } mode; /* this run's */
 	int error;
 	double p50, p99, raw50, paced50, paced99, floor50, floor99, nothing50, nothing99;
+	/* The spin's slowest too: time the machine took from any window. */
+	double spin50, spin99, spin_max, spin_round_ns;
 	/* The pooled run's p99 after its first second: the steady state,
 	 * without the stream's start (under TCG its first frames run code
 	 * the emulator translates then, and a worker that starts). */
@@ -111,6 +116,7 @@ struct stream {
 /* What each run of a stream is called in the progress line. */
 static const char *const run_names[] = {
 	[RUN_POOL] = "pooled", [RUN_RAW] = "raw", [RUN_FLOOR] = "the floor", [RUN_NOTHING] = "nothing",
+	[RUN_SPIN] = "a spin as long as a get",
 };
 
 /* Sleeps until *next, then moves it on by a period. */
@@ -239,6 +245,59 @@ static int run_nothing(struct stream *st, struct series *s)
 	return r;
 }
 
+/* n rounds of register work: no memory, no call, nothing the compiler
+ * may fold away. */
+static void spin(unsigned long n)
+{
+	unsigned long x = n;
+
+	while (n--) {
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+		__asm__ volatile("" : "+r"(x));
+	}
+}
+
+/* What a round of spin() takes here, in ns: the fastest of five timings
+ * of 2^16 rounds back to back. */
+static double spin_round_ns(void)
+{
+	double best = 0;
+
+	for (int k = 0; k < 5; k++) {
+		double t0 = ionctl_now_ns(), dt;
+
+		spin(1ul << 16);
+		dt = ionctl_now_ns() - t0;
+		if (k == 0 || dt < best)
+			best = dt;
+	}
+	return best > 0 ? best / (1 << 16) : 1;
+}
+
+/*
+ * A window as long as the pooled get's median, of register work that
+ * touches no memory, timed and paced as a get is.  What its p99 has
+ * above its p50 is the machine's own at that rate and length (an SMT
+ * sibling's work, a clock that slowed while the core idled, time the
+ * hypervisor takes), and no code in that window could go below it.
+ */
+static int run_spin(struct stream *st, struct series *s)
+{
+	unsigned long rounds = (unsigned long)(st->p50 / st->spin_round_ns);
+	double next = ionctl_now_ns();
+	int r = 0;
+
+	for (unsigned int i = 0; r == 0 && i < st->seconds * st->rate; i++) {
+		double t0;
+
+		pace(&next, 1e9 / st->rate);
+		t0 = ionctl_now_ns();
+		spin(rounds ? rounds : 1);
+		r = series_add(s, ionctl_now_ns() - t0);
+	}
+	return r;
+}
+
 /* The woken thread: blocked in poll() on an eventfd, as the pools'
  * refill worker is (SCHED_BATCH too), doing nothing with a wake-up but
  * reading the count. */
@@ -354,10 +413,10 @@ static void *run(void *arg)
 	struct series s = { 0 };
 	static int (*const runs[])(struct stream *, struct series *) = {
 		[RUN_POOL] = run_pooled, [RUN_RAW] = run_paced,
-		[RUN_FLOOR] = run_floor, [RUN_NOTHING] = run_nothing,
+		[RUN_FLOOR] = run_floor, [RUN_NOTHING] = run_nothing, [RUN_SPIN] = run_spin,
 	};
-	double *const p50s[] = { &st->p50, &st->paced50, &st->floor50, &st->nothing50 };
-	double *const p99s[] = { &st->p99, &st->paced99, &st->floor99, &st->nothing99 };
+	double *const p50s[] = { &st->p50, &st->paced50, &st->floor50, &st->nothing50, &st->spin50 };
+	double *const p99s[] = { &st->p99, &st->paced99, &st->floor99, &st->nothing99, &st->spin99 };
 	int r = runs[st->mode](st, &s);
 	double *p50 = p50s[st->mode], *p99 = p99s[st->mode];
 
@@ -371,6 +430,8 @@ static void *run(void *arg)
 	if (r == 0) {
 		*p50 = series_pct(&s, 50);
 		*p99 = series_pct(&s, 99);
+		if (st->mode == RUN_SPIN)
+			st->spin_max = series_pct(&s, 100);
 	}
 	if (r < 0 && !st->error)
 		st->error = r;
@@ -406,11 +467,12 @@ static void run_streams(struct ion_ctx *ctx, struct stream *st, size_t n)
 	bool started[4] = { false };
 
 	for (size_t k = 0; k < n; k++) {
+		st[k].spin_round_ns = spin_round_ns();
 		st[k].error = bench_solve_heap(ctx, st[k].heap, st[k].size, &st[k].sol);
 		if (st[k].error == 0)
 			st[k].raw50 = raw_p50(st[k].heap, st[k].size);
 	}
-	for (int mode = RUN_POOL; mode <= RUN_NOTHING; mode++) {
+	for (int mode = RUN_POOL; mode <= RUN_SPIN; mode++) {
 		/* Nothing of the last stream's stays held. */
 		ion_ctx_trim_pools(ctx);
 		ionctl_progress("bench", "--pool, %zu stream%s on %s, %s...", n, n == 1 ? "" : "s",
@@ -454,12 +516,16 @@ static void print_stream(const struct stream *st, int json, int *first)
 			       "\"p99_within_2x_p50\": %s, \"p99_below_raw_paced_p50\": %s, "
 			       "\"floor_paced_p50_ns\": %.0f, \"floor_paced_p99_ns\": %.0f, "
 			       "\"floor_p99_over_p50\": %.2f, \"nothing_paced_p50_ns\": %.0f, "
-			       "\"nothing_paced_p99_ns\": %.0f, \"p99_after_1s_ns\": ",
+			       "\"nothing_paced_p99_ns\": %.0f, \"spin_paced_p50_ns\": %.0f, "
+			       "\"spin_paced_p99_ns\": %.0f, \"spin_paced_max_ns\": %.0f, "
+			       "\"spin_p99_within_2x_p50\": %s, "
+			       "\"p99_after_1s_ns\": ",
 			       st->p50, st->p99, st->p99 / st->p50, st->hits, st->misses, st->raw50,
 			       st->paced50, st->paced99, st->p99 <= 2 * st->p50 ? "true" : "false",
 			       st->p99 < st->paced50 ? "true" : "false", st->floor50, st->floor99,
 			       st->floor50 > 0 ? st->floor99 / st->floor50 : 0, st->nothing50,
-			       st->nothing99);
+			       st->nothing99, st->spin50, st->spin99, st->spin_max,
+			       st->spin99 <= 2 * st->spin50 ? "true" : "false");
 			if (st->steady99 > 0)
 				printf("%.0f", st->steady99);
 			else
@@ -484,12 +550,14 @@ static void print_stream(const struct stream *st, int json, int *first)
 	printf("stream %-12s %8zu x %3u/s%s: p50 %.0f p99 %.0f ns (p99/p50 %.2f%s; after 1 s "
 	       "p99 %s), %llu hits, "
 	       "%llu misses; raw p50 %.0f, paced p50 %.0f p99 %.0f ns (p99 %s raw paced p50); "
-	       "floor paced p50 %.0f p99 %.0f ns (%.2f); nothing paced p50 %.0f p99 %.0f ns\n",
+	       "floor paced p50 %.0f p99 %.0f ns (%.2f); nothing paced p50 %.0f p99 %.0f ns; "
+	       "a spin as long paced p50 %.0f p99 %.0f ns (%.2f), slowest %.0f ns\n",
 	       heap, st->size, st->rate, st->together ? " (4 at once)" : "", st->p50, st->p99,
 	       st->p99 / st->p50, st->p99 <= 2 * st->p50 ? ", met" : ", missed", steady, st->hits,
 	       st->misses, st->raw50, st->paced50, st->paced99,
 	       st->p99 < st->paced50 ? "below" : "NOT below", st->floor50, st->floor99,
-	       st->floor50 > 0 ? st->floor99 / st->floor50 : 0, st->nothing50, st->nothing99);
+	       st->floor50 > 0 ? st->floor99 / st->floor50 : 0, st->nothing50, st->nothing99,
+	       st->spin50, st->spin99, st->spin50 > 0 ? st->spin99 / st->spin50 : 0, st->spin_max);
 }
 
 /* The first available heap that is contiguous (want_contig) or not and
