@@ -223,28 +223,6 @@ static int run_floor(struct stream *st, struct series *s)
 	return r;
 }
 
-/*
- * Nothing at all, timed as a get is, paced the same way: what the
- * timing itself and waking from each sleep cost here.  A get whose p99
- * is no more above its p50 than nothing's is adds no tail of its own:
- * the rest is the machine's (under emulation, a vCPU the host
- * deschedules), and no pool removes it.
- */
-static int run_nothing(struct stream *st, struct series *s)
-{
-	double next = ionctl_now_ns();
-	int r = 0;
-
-	for (unsigned int i = 0; r == 0 && i < st->seconds * st->rate; i++) {
-		double t0;
-
-		pace(&next, 1e9 / st->rate);
-		t0 = ionctl_now_ns();
-		r = series_add(s, ionctl_now_ns() - t0);
-	}
-	return r;
-}
-
 /* n rounds of register work: no memory, no call, nothing the compiler
  * may fold away. */
 static void spin(unsigned long n)
@@ -274,16 +252,10 @@ static double spin_round_ns(void)
 	return best > 0 ? best / (1 << 16) : 1;
 }
 
-/*
- * A window as long as the pooled get's median, of register work that
- * touches no memory, timed and paced as a get is.  What its p99 has
- * above its p50 is the machine's own at that rate and length (an SMT
- * sibling's work, a clock that slowed while the core idled, time the
- * hypervisor takes), and no code in that window could go below it.
- */
-static int run_spin(struct stream *st, struct series *s)
+/* A window of n rounds of spin() (none: nothing at all), timed as a get
+ * is, paced the same way. */
+static int run_window(struct stream *st, struct series *s, unsigned long rounds)
 {
-	unsigned long rounds = (unsigned long)(st->p50 / st->spin_round_ns);
 	double next = ionctl_now_ns();
 	int r = 0;
 
@@ -292,10 +264,35 @@ static int run_spin(struct stream *st, struct series *s)
 
 		pace(&next, 1e9 / st->rate);
 		t0 = ionctl_now_ns();
-		spin(rounds ? rounds : 1);
+		spin(rounds);
 		r = series_add(s, ionctl_now_ns() - t0);
 	}
 	return r;
+}
+
+/*
+ * Nothing at all: what the timing itself and waking from each sleep
+ * cost here.  A get whose p99 is no more above its p50 than nothing's
+ * is adds no tail of its own: the rest is the machine's (under
+ * emulation, a vCPU the host deschedules), and no pool removes it.
+ */
+static int run_nothing(struct stream *st, struct series *s)
+{
+	return run_window(st, s, 0);
+}
+
+/*
+ * A window as long as the pooled get's median, of register work that
+ * touches no memory.  What its p99 has above its p50 is the machine's
+ * own at that rate and length (an SMT sibling's work, a clock that
+ * slowed while the core idled, time the hypervisor takes), and no code
+ * in that window could go below it.
+ */
+static int run_spin(struct stream *st, struct series *s)
+{
+	unsigned long rounds = (unsigned long)(st->p50 / st->spin_round_ns);
+
+	return run_window(st, s, rounds ? rounds : 1);
 }
 
 /* The woken thread: blocked in poll() on an eventfd, as the pools'
