@@ -9,20 +9,20 @@
  * call's p50.  First each stream alone (8 MiB, an NV12 1080p frame and
  * 4 KiB, 60 and 240 a second), then four at once on two heaps (a camera
  * on the contiguous heap, a compositor on the other), the raw calls then
- * four at once too; the floor of a hit paced alike, whose p99 / p50
- * is the machine's own noise at that rate; nothing at all paced alike
- * (two reads of the clock), the least any get can be timed at: what is
- * left of a p99 above it is the get's own; and a spin as long as the
- * pooled get's median, register work touching no memory, paced alike:
- * where its own p99 is above twice its p50, no get of that length meets
- * the 2 x goal on this machine, whatever it does.  For the pooled run
+ * four at once too; the floor of a hit paced alike, whose p99 / p50 is
+ * the machine's own noise at that rate; nothing at all paced alike (two
+ * reads of the clock), the least any get can be timed at: what is left
+ * of a p99 above it is the get's own; and a spin as long as the pooled
+ * get's median, register work touching no memory, paced alike: where
+ * its own p99 is above twice its p50, the machine itself took more from
+ * a window of that length than the 2 x goal allows.  For the pooled run
  * also its p99 after the first second and its three slowest gets, by
  * position: at 60/s the p99 is the third slowest of 300, so a stream's
- * first frames alone can set it.  Last, what waking a thread costs the thread
- * that wakes it (an eventfd write to a thread blocked in poll(), as the
- * pools' refill worker is), paced at both rates: what a get or a put
- * would pay if it woke the worker, which the pools no longer do while a
- * stream runs at a steady pace.
+ * first frames alone can set it.  Last, what waking a thread costs the
+ * thread that wakes it (an eventfd write to a thread blocked in poll(),
+ * as the pools' refill worker is), paced at both rates: what a get or a
+ * put would pay if it woke the worker, which the pools no longer do
+ * while a stream runs at a steady pace.
  */
 #include <errno.h>
 #include <fcntl.h>
