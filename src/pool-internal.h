@@ -208,6 +208,12 @@ ION_HOT size_t pool_class_of(const struct ion_pool *pool, size_t len);
 /* Called with the lock held, as every function on a pool's buffers is. */
 void pool_account(struct ion_pool *pool, long long delta);
 bool pool_room_for(const struct ion_pool *pool, size_t size);
+/* Called with the lock held: size bytes more held, if they fit the
+ * pool's limit and the context's; whether they did (nothing charged if
+ * not).  The context's total is checked and added in one step: two pools,
+ * each under its own lock, never pass the context's limit together, as a
+ * check (pool_room_for()) and then an add could. */
+bool pool_charge(struct ion_pool *pool, size_t size);
 void pool_drop(struct ion_pool *pool, size_t i, bool trimmed);
 void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out);
 void pool_release(struct pool_buf *b);

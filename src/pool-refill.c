@@ -415,19 +415,23 @@ static int fill_one(struct ion_pool *pool, size_t size)
 		return r;
 	pool_note_alloc(pool, t0, size);
 	forked = atomic_load_explicit(&forks, memory_order_relaxed) != forks_before;
-	/* Puts may have filled the pool to its limit meanwhile: the room
-	 * was there before the lock was dropped, not necessarily now.  The
-	 * buffer is then released without the lock (freeing megabytes takes
-	 * milliseconds, and that is when a stream's gets are busy). */
-	if ((forked && !counted) || (!forked && !pool_room_for(pool, size))) {
+	/* Puts, or other pools of the context, may have filled it to a
+	 * limit meanwhile: the room was there before the lock was dropped,
+	 * not necessarily now.  The buffer is then released without the
+	 * lock (freeing megabytes takes milliseconds, and that is when a
+	 * stream's gets are busy). */
+	if ((forked && !counted) || (!forked && !pool_charge(pool, size))) {
 		pthread_mutex_unlock(pool->lock);
 		close(fd);
 		pool_lock(pool);
 		return 0;
 	}
 	r = pool_add_buf(pool, fd, &st, size, forked ? BUF_OUT : BUF_FREE, counted);
-	if (r < 0)
+	if (r < 0) {
+		if (!forked)
+			pool_account(pool, -(long long)size);
 		close(fd);
+	}
 	return r < 0 ? r : !forked;
 }
 

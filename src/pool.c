@@ -79,14 +79,26 @@ size_t pool_class_of(const struct ion_pool *pool, size_t len)
 
 /* ---- held bytes ---- */
 
+/* The pool's own count, and its high water. */
+static void held_add(struct ion_pool *pool, long long delta)
+{
+	pool->held += (unsigned long long)delta;
+	if (pool->held > pool->stats[ION_POOL_STAT_HIGH_WATER])
+		pool->stats[ION_POOL_STAT_HIGH_WATER] = pool->held;
+}
+
 void pool_account(struct ion_pool *pool, long long delta)
 {
 	struct ion_pools *all = ion_ctx_pools(pool->ctx);
 
-	pool->held += (unsigned long long)delta;
-	if (pool->held > pool->stats[ION_POOL_STAT_HIGH_WATER])
-		pool->stats[ION_POOL_STAT_HIGH_WATER] = pool->held;
+	held_add(pool, delta);
 	atomic_fetch_add_explicit(&all->held, (unsigned long long)delta, memory_order_relaxed);
+}
+
+/* Whether size more bytes fit the pool's own limit. */
+static bool own_room_for(const struct ion_pool *pool, size_t size)
+{
+	return !pool->max_bytes || pool->held + size <= pool->max_bytes;
 }
 
 /* Whether size more bytes fit the pool's limit and the context's. */
@@ -96,9 +108,24 @@ bool pool_room_for(const struct ion_pool *pool, size_t size)
 	unsigned long long total = atomic_load_explicit(&all->held, memory_order_relaxed);
 	unsigned long long limit = atomic_load_explicit(&all->limit, memory_order_relaxed);
 
-	if (pool->max_bytes && pool->held + size > pool->max_bytes)
+	return own_room_for(pool, size) && (!limit || total + size <= limit);
+}
+
+bool pool_charge(struct ion_pool *pool, size_t size)
+{
+	struct ion_pools *all = ion_ctx_pools(pool->ctx);
+	unsigned long long total = atomic_load_explicit(&all->held, memory_order_relaxed);
+	unsigned long long limit = atomic_load_explicit(&all->limit, memory_order_relaxed);
+
+	if (!own_room_for(pool, size))
 		return false;
-	return !limit || total + size <= limit;
+	do {
+		if (limit && total + size > limit)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&all->held, &total, total + size,
+							memory_order_relaxed, memory_order_relaxed));
+	held_add(pool, (long long)size);
+	return true;
 }
 
 /* Called with the pool's lock held: takes buffer i off the pool, into
@@ -178,7 +205,8 @@ static void forget(struct ion_pool *pool, size_t i)
 /* Called with the lock held: a new entry for fd's buffer, st its fstat()
  * (taken before the lock: a syscall under it is time that a get may
  * spend waiting).  An uncounted buffer out keeps no anchor: fd is then
- * the caller's, not the pool's. */
+ * the caller's, not the pool's.  One not out the caller has charged to
+ * the held bytes (pool_charge()). */
 int pool_add_buf(struct ion_pool *pool, int fd, const struct stat *st, size_t size,
 		 enum buf_state state, bool counted)
 {
@@ -203,8 +231,6 @@ int pool_add_buf(struct ion_pool *pool, int fd, const struct stat *st, size_t si
 		b->fd = -1;
 		pool->n_unanchored++;
 	}
-	if (state != BUF_OUT)
-		pool_account(pool, (long long)size);
 	return 0;
 }
 
@@ -252,12 +278,11 @@ bool pool_found_free(struct ion_pool *pool, size_t i)
 {
 	struct pool_buf *b = &pool->bufs[i];
 
-	if (!pool_room_for(pool, b->size) || pool_hint_full(pool, b->size)) {
+	if (pool_hint_full(pool, b->size) || !pool_charge(pool, b->size)) {
 		pool_drop(pool, i, true);
 		return false;
 	}
 	b->state = BUF_DIRTY;
-	pool_account(pool, (long long)b->size);
 	pool->stats[ION_POOL_STAT_RECLAIMS]++;
 	return true;
 }
@@ -701,8 +726,12 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
 		pool_detach(pool, i, false, gone);
 		return true;
 	}
+	/* Another pool may have taken the context's last room since. */
+	if (!pool_charge(pool, pool->bufs[i].size)) {
+		pool_detach(pool, i, true, gone);
+		return true;
+	}
 	pool->bufs[i].state = BUF_DIRTY;
-	pool_account(pool, (long long)pool->bufs[i].size);
 	if (!worker) {
 		if (pool_scrub(&pool->bufs[i], pool->zero) < 0) {
 			pool_drop(pool, i, false);

@@ -2274,6 +2274,82 @@ static void test_refill_keeps_the_limit(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 0);
 }
 
+#define CHARGERS 8
+
+struct charger {
+	struct ion_pool *pool;
+	pthread_barrier_t *start;
+	unsigned long long charged, over;
+};
+
+/* 100000 times: 4 KiB charged to c's pool and given back, and whether the
+ * context's total was above 8 KiB right after a charge. */
+static void *charge_loop(void *arg)
+{
+	struct charger *c = arg;
+	struct ion_pools *all = ion_ctx_pools(c->pool->ctx);
+
+	pthread_barrier_wait(c->start);
+	for (int k = 0; k < 100000; k++) {
+		pthread_mutex_lock(c->pool->lock);
+		if (pool_charge(c->pool, KiB(4))) {
+			c->charged++;
+			c->over += atomic_load_explicit(&all->held, memory_order_relaxed) > KiB(8);
+			pool_account(c->pool, -(long long)KiB(4));
+		}
+		pthread_mutex_unlock(c->pool->lock);
+	}
+	return NULL;
+}
+
+/*
+ * The context's limit holds across pools.  One pool: two charges of
+ * 4 KiB fit a limit of 8 KiB, a third does not and changes nothing.
+ * Then eight threads, each charging a pool of its own under that pool's
+ * lock and giving it back, 100000 times: right after each charge the
+ * context's total is still within the limit.  Checked and then added in
+ * two steps (as before), two pools that each saw 4 KiB held would both
+ * pass the check and together hold 12 KiB: the refill workers of two
+ * heaps, or a worker and a put.
+ */
+static void test_context_limit_across_pools(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_pools *all = ion_ctx_pools(s->ctx);
+	struct ion_pool *pools[CHARGERS] = { NULL };
+	struct charger c[CHARGERS];
+	pthread_t threads[CHARGERS];
+	pthread_barrier_t start;
+	unsigned long long charged = 0;
+
+	assert_int_equal(ion_ctx_set_pool_limit(s->ctx, KiB(8)), 0);
+	pthread_mutex_lock(s->pool->lock);
+	assert_true(pool_charge(s->pool, KiB(4)));
+	assert_true(pool_charge(s->pool, KiB(4)));
+	assert_false(pool_charge(s->pool, KiB(4)));
+	assert_int_equal(s->pool->held, KiB(8));
+	assert_int_equal(atomic_load(&all->held), KiB(8));
+	pool_account(s->pool, -(long long)KiB(8));
+	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(atomic_load(&all->held), 0);
+
+	assert_int_equal(pthread_barrier_init(&start, NULL, CHARGERS), 0);
+	for (int k = 0; k < CHARGERS; k++) {
+		assert_int_equal(new_pool(s->sol, &pools[k]), 0);
+		c[k] = (struct charger){ .pool = pools[k], .start = &start };
+		assert_int_equal(pthread_create(&threads[k], NULL, charge_loop, &c[k]), 0);
+	}
+	for (int k = 0; k < CHARGERS; k++) {
+		assert_int_equal(pthread_join(threads[k], NULL), 0);
+		assert_int_equal(c[k].over, 0);
+		charged += c[k].charged;
+		ion_pool_unref(pools[k]);
+	}
+	pthread_barrier_destroy(&start);
+	assert_true(charged > 0);
+	assert_int_equal(atomic_load(&all->held), 0);
+}
+
 /* The tick the worker of s's pool looks at its pools by itself now. */
 static unsigned int worker_tick_us(struct state *s)
 {
@@ -2566,6 +2642,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_alloc_cost_measured_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_heap_keeps_returned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refill_keeps_the_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_context_limit_across_pools, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_settings_while_busy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_caller_hint_capped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_board_hint_capped, setup, teardown),
