@@ -205,7 +205,9 @@ ION_HOT uint64_t pool_now_ns(void);
 void pool_mark_out(struct ion_pool *pool, struct pool_buf *b, uint64_t now);
 /* The size of the buffers that serve len bytes; 0 for 0 or an overflow. */
 ION_HOT size_t pool_class_of(const struct ion_pool *pool, size_t len);
-/* Called with the lock held, as every function on a pool's buffers is. */
+/* Called with the lock held, as every function on a pool's buffers is:
+ * the held bytes moved by delta, no limit looked at.  The callers give
+ * bytes back (a negative delta); a buffer joins through pool_charge(). */
 void pool_account(struct ion_pool *pool, long long delta);
 bool pool_room_for(const struct ion_pool *pool, size_t size);
 /* Called with the lock held: size bytes more held, if they fit the
