@@ -205,17 +205,6 @@ ION_HOT uint64_t pool_now_ns(void);
 void pool_mark_out(struct ion_pool *pool, struct pool_buf *b, uint64_t now);
 /* The size of the buffers that serve len bytes; 0 for 0 or an overflow. */
 ION_HOT size_t pool_class_of(const struct ion_pool *pool, size_t len);
-/* Called with the lock held, as every function on a pool's buffers is:
- * the held bytes moved by delta, no limit looked at.  The callers give
- * bytes back (a negative delta); a buffer joins through pool_charge(). */
-void pool_account(struct ion_pool *pool, long long delta);
-bool pool_room_for(const struct ion_pool *pool, size_t size);
-/* Called with the lock held: size bytes more held, if they fit the
- * pool's limit and the context's; whether they did (nothing charged if
- * not).  The context's total is checked and added in one step: two pools,
- * each under its own lock, never pass the context's limit together, as a
- * check (pool_room_for()) and then an add could. */
-bool pool_charge(struct ion_pool *pool, size_t size);
 void pool_drop(struct ion_pool *pool, size_t i, bool trimmed);
 void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out);
 void pool_release(struct pool_buf *b);
@@ -266,7 +255,18 @@ bool pool_below_watermark(const struct ion_pool *pool, size_t size);
 /* A hint's count and the buffers kept ahead of a stream. */
 size_t pool_want(const struct ion_pool *pool, size_t h);
 
-/* ---- limits (pool-limits.c) ---- */
+/* ---- held bytes and limits (pool-limits.c) ---- */
+/* Called with the lock held, as every function on a pool's buffers is:
+ * the held bytes moved by delta, no limit looked at.  The callers give
+ * bytes back (a negative delta); a buffer joins through pool_charge(). */
+void pool_account(struct ion_pool *pool, long long delta);
+bool pool_room_for(const struct ion_pool *pool, size_t size);
+/* Called with the lock held: size bytes more held, if they fit the
+ * pool's limit and the context's; whether they did (nothing charged if
+ * not).  The context's total is checked and added in one step: two pools,
+ * each under its own lock, never pass the context's limit together, as a
+ * check (pool_room_for()) and then an add could. */
+bool pool_charge(struct ion_pool *pool, size_t size);
 /* Releases what is free again, then idle buffers down to keep bytes. */
 int pool_trim(struct ion_pool *pool, unsigned long long keep);
 

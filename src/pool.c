@@ -77,57 +77,6 @@ size_t pool_class_of(const struct ion_pool *pool, size_t len)
 	return pool->heap_pool ? page_round(len) : size_class(len);
 }
 
-/* ---- held bytes ---- */
-
-/* The pool's own count, and its high water. */
-static void held_add(struct ion_pool *pool, long long delta)
-{
-	pool->held += (unsigned long long)delta;
-	if (pool->held > pool->stats[ION_POOL_STAT_HIGH_WATER])
-		pool->stats[ION_POOL_STAT_HIGH_WATER] = pool->held;
-}
-
-void pool_account(struct ion_pool *pool, long long delta)
-{
-	struct ion_pools *all = ion_ctx_pools(pool->ctx);
-
-	held_add(pool, delta);
-	atomic_fetch_add_explicit(&all->held, (unsigned long long)delta, memory_order_relaxed);
-}
-
-/* Whether size more bytes fit the pool's own limit. */
-static bool own_room_for(const struct ion_pool *pool, size_t size)
-{
-	return !pool->max_bytes || pool->held + size <= pool->max_bytes;
-}
-
-/* Whether size more bytes fit the pool's limit and the context's. */
-bool pool_room_for(const struct ion_pool *pool, size_t size)
-{
-	const struct ion_pools *all = ion_ctx_pools(pool->ctx);
-	unsigned long long total = atomic_load_explicit(&all->held, memory_order_relaxed);
-	unsigned long long limit = atomic_load_explicit(&all->limit, memory_order_relaxed);
-
-	return own_room_for(pool, size) && (!limit || total + size <= limit);
-}
-
-bool pool_charge(struct ion_pool *pool, size_t size)
-{
-	struct ion_pools *all = ion_ctx_pools(pool->ctx);
-	unsigned long long total = atomic_load_explicit(&all->held, memory_order_relaxed);
-	unsigned long long limit = atomic_load_explicit(&all->limit, memory_order_relaxed);
-
-	if (!own_room_for(pool, size))
-		return false;
-	do {
-		if (limit && total + size > limit)
-			return false;
-	} while (!atomic_compare_exchange_weak_explicit(&all->held, &total, total + size,
-							memory_order_relaxed, memory_order_relaxed));
-	held_add(pool, (long long)size);
-	return true;
-}
-
 /* Called with the pool's lock held: takes buffer i off the pool, into
  * *out, whose fd and mapping the caller releases (pool_release()). */
 void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out)
