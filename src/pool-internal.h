@@ -211,6 +211,11 @@ void pool_release(struct pool_buf *b);
 int pool_add_buf(struct ion_pool *pool, int fd, const struct stat *st, size_t size,
 		 enum buf_state state, bool counted);
 bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd);
+/* Called with the lock held, where no index into the buffers is held (a
+ * get's start, a refill pass's): a heap's pool forgets the uncounted
+ * buffers taken from its slots since (it has no put to bring them back),
+ * which settling a take, run inside loops over the buffers, must not. */
+void pool_forget_taken(struct ion_pool *pool);
 bool pool_found_free(struct ion_pool *pool, size_t i);
 bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot,
 		  uint64_t out_ns);

@@ -62,13 +62,13 @@ int pool_slot_take(struct ion_pool *pool, size_t size)
 
 /* The fd that a slot hands over for buffer b: its spare; an uncounted
  * buffer's only fd (a memfd's), which a get under the lock hands over
- * as well (hand_out()), but not in a heap's pool, which forgets such a
- * buffer once it is out.  -1: none. */
-static int slot_fd(const struct ion_pool *pool, const struct pool_buf *b)
+ * as well (hand_out()).  A heap's pool forgets such a buffer once it is
+ * out, as hand_out() does, but not when the take is settled, which may
+ * be inside a loop over the buffers: at its next get or refill pass
+ * (pool_forget_taken()).  -1: none. */
+static int slot_fd(const struct pool_buf *b)
 {
-	if (b->counted)
-		return b->spare;
-	return pool->heap_pool ? -1 : b->fd;
+	return b->counted ? b->spare : b->fd;
 }
 
 /* Called with the lock held: the buffer in slot k, which its v (swapped
@@ -227,7 +227,7 @@ static void fill_slots(struct ion_pool *pool, bool paced)
 			int fd;
 
 			if (b->size != size || b->state != BUF_FREE || b->slot >= 0 ||
-			    (fd = slot_fd(pool, b)) < 0)
+			    (fd = slot_fd(b)) < 0)
 				continue;
 			while (pool->slots[k].used)
 				k++;

@@ -151,6 +151,13 @@ static void forget(struct ion_pool *pool, size_t i)
 	memmove(&pool->bufs[i], &pool->bufs[i + 1], (--pool->n_bufs - i) * sizeof(pool->bufs[0]));
 }
 
+void pool_forget_taken(struct ion_pool *pool)
+{
+	for (size_t i = pool->n_bufs; pool->n_unanchored && i-- > 0;)
+		if (pool->bufs[i].fd < 0 && pool->bufs[i].state == BUF_OUT)
+			forget(pool, i);
+}
+
 /* Called with the lock held: a new entry for fd's buffer, st its fstat()
  * (taken before the lock: a syscall under it is time that a get may
  * spend waiting).  An uncounted buffer out keeps no anchor: fd is then
@@ -597,6 +604,8 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd)
 		return 0;
 	}
 	pool_lock(pool);
+	if (pool->heap_pool && pool->n_unanchored)
+		pool_forget_taken(pool);
 	pool_expire(pool);
 	i = take_free(pool, size);
 	/* None clean while the worker runs: it is behind the stream, and

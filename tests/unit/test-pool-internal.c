@@ -2578,6 +2578,81 @@ static void test_uncounted_in_slots(void **pstate)
 	stop_and_empty(s, &before);
 }
 
+/* Waits (up to 5 s) until n of pool's slots are full. */
+static bool slots_full(struct ion_pool *pool, size_t n)
+{
+	for (uint64_t end = now_ms() + 5000;; sleep_ms(5)) {
+		size_t full = 0;
+
+		for (size_t k = 0; k < POOL_SLOTS; k++)
+			full += (atomic_load(&pool->slots[k].v) & POOL_SLOT_FULL) != 0;
+		if (full >= n)
+			return true;
+		if (now_ms() > end)
+			return false;
+	}
+}
+
+/*
+ * A heap's pool (a board's "Pool =") puts uncounted buffers, a memfd's,
+ * in its slots too: ion_ctx_alloc() of the hinted size takes one without
+ * the pool's lock.  With no put to bring them back, the pool forgets
+ * each once it is out, at its next get or refill pass: after 40 rounds
+ * of two allocations, closed by the program, it keeps no entry of a
+ * buffer it handed out, the two of a round are never one, and at the
+ * context's end no fd is left.
+ */
+static void test_heap_pool_uncounted_in_slots(void **pstate)
+{
+	struct fd_use before = fd_use_since(NULL), after;
+	const struct ion_heap *h;
+	struct ion_pool *pool;
+	unsigned long long slot_hits;
+	size_t n_bufs, unanchored;
+	struct ion_ctx *ctx;
+	bool full = true;
+	char dir[64];
+	int fd[2];
+
+	(void)pstate;
+	heaps_d_write(dir, "[Heap memfd]\nPool = 2x64K\n");
+	assert_int_equal(ion_ctx_new(NULL, &ctx), 0);
+	assert_int_equal(ion_ctx_set_heaps_path(ctx, dir), 0);
+	assert_int_equal(ion_ctx_find_heap(ctx, "memfd", &h), 0);
+	atomic_store(maps_known(ctx, h), -1); /* uncounted, as on a kernel that cannot tell */
+	assert_int_equal(ion_ctx_alloc(ctx, "memfd", KiB(12), 0, &fd[0]), 0);
+	close(fd[0]);
+	pool = ion_heap_pools_peek(ion_heap_pools_of(atomic_load(ion_ctx_registry_slot(ctx))), h, 0);
+	assert_non_null(pool);
+	for (int round = 0; round < 40 && (full = slots_full(pool, 2)); round++) {
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(ion_ctx_alloc(ctx, "memfd", KiB(64), 0, &fd[k]), 0);
+		assert_true(ino_of(fd[0]) != ino_of(fd[1]));
+		close(fd[0]);
+		close(fd[1]);
+	}
+	/* Full again: the worker's pass after the last takes has run. */
+	full = full && slots_full(pool, 2);
+	pthread_mutex_lock(pool->lock);
+	for (size_t i = 0; i < pool->n_bufs; i++)
+		assert_false(pool->bufs[i].counted);
+	slot_hits = pool->slot_hits;
+	n_bufs = pool->n_bufs;
+	unanchored = pool->n_unanchored;
+	pthread_mutex_unlock(pool->lock);
+	ion_ctx_unref(ctx);
+	assert_int_equal(test_remove_tree(dir), 0);
+	after = fd_use_since(&before);
+	print_message("%llu hits from a slot, %zu entries (%zu out), fds %d more\n", slot_hits,
+		      n_bufs, unanchored, after.total);
+	assert_true(full);
+	assert_true(slot_hits >= 40);
+	assert_int_equal(unanchored, 0);
+	assert_true(n_bufs <= POOL_SLOTS);
+	assert_int_equal(after.buffers, 0);
+	assert_int_equal(after.total, 0);
+}
+
 /*
  * Out of fds, a worker's pass stops making spares at the first dup that
  * fails: the others would fail alike, a syscall each, every pass.  The
@@ -2624,6 +2699,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_paced_stream_wakes_nobody, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slot_take_after_stream_wakes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uncounted_in_slots, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_heap_pool_uncounted_in_slots, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spares_stop_at_emfile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
