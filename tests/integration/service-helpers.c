@@ -97,12 +97,11 @@ int svc_fini(struct svc *s)
 	return r;
 }
 
-int svc_start(struct svc *s)
+pid_t svc_spawn(const struct svc *s, const char *socket)
 {
-	int fd, status;
+	pid_t pid = fork();
 
-	s->pid = fork();
-	if (s->pid == 0) {
+	if (pid == 0) {
 		if (s->run_uid) {
 			gid_t g = s->run_gid;
 
@@ -110,10 +109,18 @@ int svc_start(struct svc *s)
 			    setresuid(s->run_uid, s->run_uid, s->run_uid) < 0)
 				_exit(126);
 		}
-		execl(s->iond, "iond", "--socket", s->socket, "--policy", s->policy,
-		      "--foreground", (char *)NULL);
+		execl(s->iond, "iond", "--socket", socket, "--policy", s->policy, "--foreground",
+		      (char *)NULL);
 		_exit(127);
 	}
+	return pid;
+}
+
+int svc_start(struct svc *s)
+{
+	int fd, status;
+
+	s->pid = svc_spawn(s, s->socket);
 	for (int i = 0; i < 400; i++) {
 		fd = iond_client_connect(s->socket);
 		if (fd >= 0) {

@@ -59,6 +59,9 @@ int svc_fini(struct svc *s);
 /* 0 once it listens, -1 when it could not run at all (an exec that fails
  * under qemu-user); aborts when it runs and does not listen. */
 int svc_start(struct svc *s);
+/* iond forked and exec'd as svc_start() does, on another socket (as
+ * s->run_uid if set): its pid (-1: no fork), not waited for. */
+pid_t svc_spawn(const struct svc *s, const char *socket);
 int svc_stop(struct svc *s);
 /* The policy with extra lines after the test's 10 (NULL: none), read
  * again by the service (SIGHUP). */

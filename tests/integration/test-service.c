@@ -230,13 +230,8 @@ static void test_term_once_listening(void **state)
 
 	snprintf(path, sizeof(path), "%s/term.sock", svc.dir);
 	for (int i = 0; i < rounds; i++) {
-		pid = fork();
+		pid = svc_spawn(&svc, path);
 		assert_true(pid >= 0);
-		if (pid == 0) {
-			execl(svc.iond, "iond", "--socket", path, "--policy", svc.policy,
-			      "--foreground", (char *)NULL);
-			_exit(127);
-		}
 		clock_gettime(CLOCK_MONOTONIC, &start);
 		while ((fd = iond_client_connect(path)) < 0) {
 			assert_int_equal(waitpid(pid, &status, WNOHANG), 0);
