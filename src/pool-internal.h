@@ -87,6 +87,12 @@ static inline int pool_own_refs(const struct pool_buf *b)
 	return 1 + (b->spare >= 0) + (b->map != NULL);
 }
 
+/* A buffer being released without the pool's lock: its fds. */
+struct pool_releasing {
+	int fd, spare;
+	struct pool_releasing *next;
+};
+
 struct ion_pool {
 	atomic_int refcount;
 	struct ion_ctx *ctx;
@@ -137,6 +143,10 @@ struct ion_pool {
 	 * by the worker once its dups are made. */
 	int dup_orphans[POOL_SPARES_A_PASS];
 	size_t n_dup_orphans;
+	/* Buffers detached and being released without the lock (each on
+	 * its releasing thread's stack): a fork()'s child closes its copies
+	 * of their fds, which are in no entry. */
+	struct pool_releasing *releasing;
 	bool zero;
 	bool background;
 	/* What a fresh buffer costs against zeroing a returned one, in ns a
@@ -208,6 +218,16 @@ ION_HOT size_t pool_class_of(const struct ion_pool *pool, size_t len);
 void pool_drop(struct ion_pool *pool, size_t i, bool trimmed);
 void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out);
 void pool_release(struct pool_buf *b);
+/* Called with the lock held: buffer i detached into *out (pool_detach())
+ * to be released without the lock by pool_release_unlocked(), listed in
+ * r (the caller's) until then. */
+void pool_detach_to_release(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out,
+			    struct pool_releasing *r);
+/* Without the lock: releases b as pool_release() does, its fds closed
+ * and r taken off the list in one hold of the dup lock, which fork()
+ * takes: a child has either both fds and the entry that closes them,
+ * or neither. */
+void pool_release_unlocked(struct ion_pool *pool, struct pool_buf *b, struct pool_releasing *r);
 int pool_add_buf(struct ion_pool *pool, int fd, const struct stat *st, size_t size,
 		 enum buf_state state, bool counted);
 bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd);

@@ -48,6 +48,7 @@ static void scrub_unlocked(struct ion_pool *pool)
 {
 	pool_lock(pool);
 	for (;;) {
+		struct pool_releasing releasing;
 		struct pool_buf copy;
 		bool zero, found = false, release = false, mapped;
 		uint64_t t0;
@@ -64,7 +65,7 @@ static void scrub_unlocked(struct ion_pool *pool)
 				  (pool_alloc_cheaper(pool, pool->bufs[i].size) ||
 				   pool_alloc_probe(pool, pool->bufs[i].size, pool_now_ns()));
 			if (release) {
-				pool_detach(pool, i, false, &copy);
+				pool_detach_to_release(pool, i, false, &copy, &releasing);
 			} else {
 				pool->bufs[i].state = BUF_SCRUB;
 				copy = pool->bufs[i];
@@ -74,7 +75,7 @@ static void scrub_unlocked(struct ion_pool *pool)
 			break;
 		pthread_mutex_unlock(pool->lock);
 		if (release) {
-			pool_release(&copy);
+			pool_release_unlocked(pool, &copy, &releasing);
 			pool_lock(pool);
 			continue;
 		}
@@ -663,6 +664,15 @@ void ion_pools_fork_child(void)
 				p->bufs[i].map = NULL;
 			while (p->n_bufs)
 				pool_drop(p, p->n_bufs - 1, false);
+			/* Released by a thread of the parent's meanwhile: the
+			 * copies are the child's alone to close. */
+			for (struct pool_releasing *r = p->releasing; r; r = r->next) {
+				if (r->fd >= 0)
+					close(r->fd);
+				if (r->spare >= 0)
+					close(r->spare);
+			}
+			p->releasing = NULL;
 			p->pins = 0; /* the parent's workers' */
 			pthread_mutex_unlock(p->lock);
 			pthread_mutex_unlock(&p->dup_lock);

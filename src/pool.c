@@ -116,6 +116,31 @@ void pool_release(struct pool_buf *b)
 		close(b->spare);
 }
 
+void pool_detach_to_release(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out,
+			    struct pool_releasing *r)
+{
+	pool_detach(pool, i, trimmed, out);
+	*r = (struct pool_releasing){ out->fd, out->spare, pool->releasing };
+	pool->releasing = r;
+}
+
+void pool_release_unlocked(struct ion_pool *pool, struct pool_buf *b, struct pool_releasing *r)
+{
+	if (b->map)
+		munmap(b->map, b->size); /* MADV_DONTFORK: no child has it */
+	b->map = NULL;
+	pthread_mutex_lock(&pool->dup_lock);
+	pool_release(b);
+	pthread_mutex_lock(pool->lock);
+	for (struct pool_releasing **p = &pool->releasing; *p; p = &(*p)->next)
+		if (*p == r) {
+			*p = r->next;
+			break;
+		}
+	pthread_mutex_unlock(pool->lock);
+	pthread_mutex_unlock(&pool->dup_lock);
+}
+
 /* Called with the pool's lock held: releases buffer i. */
 void pool_drop(struct ion_pool *pool, size_t i, bool trimmed)
 {
@@ -668,12 +693,13 @@ static bool pool_holds_fd(const struct pool_buf *b, int fd)
  * becomes dirty, or goes where a limit, a full hint or the costs say so:
  * then true, the buffer detached into *gone for the caller to release
  * without the lock. */
-static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
+static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone,
+		      struct pool_releasing *r)
 {
 	bool worker = pool->background && pool_worker_running(pool);
 
 	if (!pool_room_for(pool, pool->bufs[i].size) || pool_hint_full(pool, pool->bufs[i].size)) {
-		pool_detach(pool, i, true, gone); /* over a limit: released, as a trim */
+		pool_detach_to_release(pool, i, true, gone, r); /* over a limit: released, as a trim */
 		return true;
 	}
 	/* Measured cheaper to allocate than to zero: released here, as a
@@ -681,12 +707,12 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
 	 * so that returned buffers never pile up waiting for it. */
 	if (worker && pool->zero && pool->alloc_ns_mib && pool->scrub_ns_mib &&
 	    pool_alloc_cheaper(pool, pool->bufs[i].size)) {
-		pool_detach(pool, i, false, gone);
+		pool_detach_to_release(pool, i, false, gone, r);
 		return true;
 	}
 	/* Another pool may have taken the context's last room since. */
 	if (!pool_charge(pool, pool->bufs[i].size)) {
-		pool_detach(pool, i, true, gone);
+		pool_detach_to_release(pool, i, true, gone, r);
 		return true;
 	}
 	pool->bufs[i].state = BUF_DIRTY;
@@ -703,6 +729,7 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone)
 
 ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 {
+	struct pool_releasing releasing;
 	struct pool_buf gone;
 	struct stat st;
 	size_t i;
@@ -755,7 +782,7 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 		}
 	}
 	pool_note_hold(pool, &pool->bufs[i]);
-	released = take_back(pool, i, &gone);
+	released = take_back(pool, i, &gone, &releasing);
 	dirty = !released && i < pool->n_bufs && pool->bufs[i].state == BUF_DIRTY;
 	/* Work for the worker: woken, unless it comes by itself before the
 	 * next get (a wake-up can cost a put milliseconds, as a get). */
@@ -766,7 +793,7 @@ ION_EXPORT int ion_pool_put(struct ion_pool *pool, int fd, unsigned int flags)
 	}
 	pthread_mutex_unlock(pool->lock);
 	if (released)
-		pool_release(&gone);
+		pool_release_unlocked(pool, &gone, &releasing);
 	if (wake)
 		pool_wake(pool);
 	return 0;

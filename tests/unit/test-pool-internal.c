@@ -1796,6 +1796,46 @@ static void test_fork_during_refill(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
+/*
+ * fork() while a thread releases a buffer it took off the pool (a put
+ * past a limit, a refill that allocates instead of zeroing): detached
+ * under the lock, closed without it, since freeing megabytes takes
+ * milliseconds.  The child has a copy of the buffer's fds that no entry
+ * names; its fork handler closes them from the releasing list.  The
+ * parent's release then takes the entry off that list.
+ */
+static void test_fork_while_releasing(void **pstate)
+{
+	struct state *s = *pstate;
+	struct pool_releasing r;
+	struct pool_buf b;
+	int status, fd;
+	struct stat st;
+	pid_t pid;
+
+	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
+	assert_int_equal(ion_pool_prefill(s->pool), 0);
+	pthread_mutex_lock(s->pool->lock);
+	assert_int_equal(s->pool->n_bufs, 1);
+	fd = s->pool->bufs[0].fd;
+	pool_detach_to_release(s->pool, 0, false, &b, &r);
+	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(fds_of_file(st.st_dev, st.st_ino), 1);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fds_of_file(st.st_dev, st.st_ino) == 0 ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	pool_release_unlocked(s->pool, &b, &r);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status))
+		print_error("the child kept the fd of a buffer being released\n");
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(fds_of_file(st.st_dev, st.st_ino), 0);
+	assert_null(s->pool->releasing);
+}
+
 /* s's pool, two 64K buffers ready, with its worker held in its first
  * dup for a spare (before: before the dup is made). */
 static void hold_spare_dup(struct state *s, bool before)
@@ -2703,6 +2743,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_spares_stop_at_emfile, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_runs_out_stops_restarts, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fork_during_refill, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_while_releasing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spares_out_of_the_way, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_spare_of_a_trimmed_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_reads_counts_of_old_buffers_only, setup, teardown),
