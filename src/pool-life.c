@@ -3,16 +3,96 @@
  * A pool's life: made (for a user, ion_pool_create(), which alloc.c's
  * ion_pool_new() calls; for a heap, pool-heap.c), listed in its context,
  * referenced, and freed with its buffers once its last reference goes
- * and the refill workers have let go of it.
+ * and the refill workers have let go of it; and its buffers' end:
+ * detached, released (without the lock, listed for fork()), dropped.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <ion/ion.h>
 
 #include "pool-internal.h"
 #include "registry.h"
+
+/* ---- a buffer's end ---- */
+
+/* Called with the pool's lock held: takes buffer i off the pool, into
+ * *out, whose fd and mapping the caller releases (pool_release()). */
+void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out)
+{
+	struct pool_buf *b = &pool->bufs[i];
+
+	if (b->slot >= 0)
+		(void)pool_unslot(pool, i); /* taken meanwhile: out, its spare the caller's */
+	if (b->state != BUF_OUT)
+		pool_account(pool, -(long long)b->size);
+	if (trimmed)
+		pool->stats[ION_POOL_STAT_TRIMS]++;
+	if (b->fd < 0)
+		pool->n_unanchored--;
+	*out = *b;
+	if (b->duping) {
+		/* The worker is dup'ing its anchor: closed, the number could
+		 * be another file's by the time it does, which it would dup
+		 * and close (a close drops the program's record locks on that
+		 * file).  The worker closes it after its dups. */
+		pool->dup_orphans[pool->n_dup_orphans++] = b->fd;
+		out->fd = -1;
+	}
+	pool->bufs[i] = pool->bufs[--pool->n_bufs];
+}
+
+/* A detached buffer's mapping and anchor, released: the kernel frees
+ * the memory here if nothing else holds it, which takes milliseconds
+ * for megabytes, so the worker does it without the lock. */
+void pool_release(struct pool_buf *b)
+{
+	if (b->map)
+		munmap(b->map, b->size);
+	if (b->fd >= 0)
+		close(b->fd);
+	if (b->spare >= 0)
+		close(b->spare);
+}
+
+void pool_detach_to_release(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out,
+			    struct pool_releasing *r)
+{
+	pool_detach(pool, i, trimmed, out);
+	*r = (struct pool_releasing){ out->fd, out->spare, pool->releasing };
+	pool->releasing = r;
+}
+
+void pool_release_unlocked(struct ion_pool *pool, struct pool_buf *b, struct pool_releasing *r)
+{
+	if (b->map)
+		munmap(b->map, b->size); /* MADV_DONTFORK: no child has it */
+	b->map = NULL;
+	pthread_mutex_lock(&pool->dup_lock);
+	pool_release(b);
+	pthread_mutex_lock(pool->lock);
+	for (struct pool_releasing **p = &pool->releasing; *p; p = &(*p)->next)
+		if (*p == r) {
+			*p = r->next;
+			break;
+		}
+	pthread_mutex_unlock(pool->lock);
+	pthread_mutex_unlock(&pool->dup_lock);
+}
+
+/* Called with the pool's lock held: releases buffer i. */
+void pool_drop(struct ion_pool *pool, size_t i, bool trimmed)
+{
+	struct pool_buf b;
+
+	pool_detach(pool, i, trimmed, &b);
+	pool_release(&b);
+}
+
+/* ---- a pool's ---- */
 
 static void unlink_pool(struct ion_pool *pool)
 {
