@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -97,6 +98,7 @@ struct ion_pool {
 	atomic_int refcount;
 	struct ion_ctx *ctx;
 	bool heap_pool;		/* the context's own: holds no context reference */
+	size_t page;		/* ion_page_size(), read once: for the size classes */
 	/* What it allocates from, and with what (handed in, see pool.h). */
 	const struct ion_pool_ops *ops;
 	struct ion_solution *solution;
@@ -209,12 +211,50 @@ enum hints_origin {
 };
 
 /* ---- the cache (pool.c) ---- */
-ION_HOT uint64_t pool_now_ns(void);
+static inline uint64_t pool_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The size class of a request: whole pages of 4 KiB below 512 KiB, 64 KiB
+ * below 8 MiB, 1 MiB above, the chunk sizes of the kernel's system heap
+ * (the page at least).  A buffer serves exactly its class: at most 4 KiB
+ * - 1 too large below 512 KiB, less than 12.5 % above.  0 for 0 or an
+ * overflow.
+ */
+static inline size_t pool_size_class(size_t len, size_t page)
+{
+	size_t grain = len < (512u << 10) ? 4096 : len < (8u << 20) ? (64u << 10) : (1u << 20);
+
+	if (grain < page)
+		grain = page;
+	if (len == 0 || len > SIZE_MAX - grain)
+		return 0;
+	return (len + grain - 1) / grain * grain;
+}
+
+/* len rounded up to pages, as ion_ctx_alloc() rounds it; 0 for 0 or an
+ * overflow. */
+size_t pool_page_round(size_t len);
+
+/*
+ * The size of the buffers that serve a request (or a hint) of len bytes:
+ * its size class, but in a heap's pool len rounded to pages, since a
+ * board's pool must not change the size of what an allocation by name
+ * gives (a hint of 600K keeps buffers of 600 KiB, not of its class).
+ * 0 for 0 or an overflow.
+ */
+static inline size_t pool_class_of(const struct ion_pool *pool, size_t len)
+{
+	return pool->heap_pool ? pool_page_round(len) : pool_size_class(len, pool->page);
+}
 /* Called with the lock held: b, free, is handed out at now (its fd
  * given already): the bookkeeping of a hit. */
 void pool_mark_out(struct ion_pool *pool, struct pool_buf *b, uint64_t now);
-/* The size of the buffers that serve len bytes; 0 for 0 or an overflow. */
-ION_HOT size_t pool_class_of(const struct ion_pool *pool, size_t len);
 void pool_drop(struct ion_pool *pool, size_t i, bool trimmed);
 void pool_detach(struct ion_pool *pool, size_t i, bool trimmed, struct pool_buf *out);
 void pool_release(struct pool_buf *b);
@@ -246,7 +286,7 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 		bool heap_pool, bool background, struct ion_pool **ret);
 void pool_free(struct ion_pool *pool);
 /* ion_pool_get() for a length already the pool's size for it. */
-ION_HOT int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd);
+int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd);
 
 /* ---- zeroing and its cost (pool-scrub.c) ---- */
 /* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
@@ -352,9 +392,44 @@ int pool_fill(struct ion_pool *pool, bool only_low);
  * fds for the next hits, published in the slots; when the worker should
  * look at the pool next. */
 struct pool_look pool_make_spares(struct ion_pool *pool);
-/* Without the lock: the spare fd of a clean buffer of class size taken
- * from a slot (the caller's now), or -1 if no slot holds one. */
-ION_HOT int pool_slot_take(struct ion_pool *pool, size_t size);
+/* The bits of a slot's v: a full one's fd and generation, a taken one's
+ * time (ns of CLOCK_MONOTONIC: 2^61 is 73 years). */
+#define POOL_SLOT_FD_MASK 0xffffffffull
+#define POOL_SLOT_GEN_SHIFT 32
+#define POOL_SLOT_GEN_MASK ((1ull << 29) - 1)
+#define POOL_SLOT_NS_MASK (POOL_SLOT_WAKE - 1)
+
+/*
+ * Without the lock: the spare fd of a clean buffer of class size taken
+ * from a slot (the caller's now), or -1 if no slot holds one.  One
+ * compare-and-swap from full to taken, which the worker's fill (full
+ * from empty) and the lock holder's unslot (empty from either) race
+ * with.  Whoever changes v owns the buffer's spare: the get takes it to
+ * its caller, the unslot back to the pool.  The generation keeps a take
+ * from succeeding on a slot emptied and filled again with a buffer of
+ * another class under the same fd number since its first read (it would
+ * have to be filled 2^29 times meanwhile).  Inline: a get's hit is one
+ * function (ion_pool_get()).
+ */
+static inline int pool_slot_take(struct ion_pool *pool, size_t size)
+{
+	for (size_t k = 0; k < POOL_SLOTS; k++) {
+		struct pool_slot *slot = &pool->slots[k];
+		uint64_t v = atomic_load_explicit(&slot->v, memory_order_acquire), taken;
+
+		if (!(v & POOL_SLOT_FULL) ||
+		    atomic_load_explicit(&slot->size, memory_order_relaxed) != size)
+			continue;
+		taken = POOL_SLOT_TAKEN | (v & POOL_SLOT_WAKE) | (pool_now_ns() & POOL_SLOT_NS_MASK);
+		if (!atomic_compare_exchange_strong_explicit(&slot->v, &v, taken, memory_order_acq_rel,
+							     memory_order_relaxed))
+			continue;
+		if (v & POOL_SLOT_WAKE)
+			pool_wake(pool);
+		return (int)(v & POOL_SLOT_FD_MASK);
+	}
+	return -1;
+}
 /* Called with the lock held: the buffers taken from slots since, out. */
 void pool_settle(struct ion_pool *pool);
 /* Called with the lock held: buffer i, in a slot, taken back out of it.

@@ -161,6 +161,7 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 	pthread_mutex_init(&pool->dup_lock, NULL);
 	pool->ctx = heap_pool ? ctx : ion_ctx_ref(ctx);
 	pool->heap_pool = heap_pool;
+	pool->page = ion_page_size();
 	pool->ops = ops;
 	pool->solution = ion_solution_ref(solution);
 	pool->heaps = heaps;

@@ -24,42 +24,6 @@
 
 /* ---- the hand-over slots ---- */
 
-/* The bits of a slot's v: a full one's fd and generation, a taken one's
- * time (ns of CLOCK_MONOTONIC: 2^61 is 73 years). */
-#define SLOT_FD_MASK 0xffffffffull
-#define SLOT_GEN_SHIFT 32
-#define SLOT_GEN_MASK ((1ull << 29) - 1)
-#define SLOT_NS_MASK (POOL_SLOT_WAKE - 1)
-
-/*
- * A get's take: one compare-and-swap from full to taken, which the
- * worker's fill (full from empty) and the lock holder's unslot (empty
- * from either) race with.  Whoever changes v owns the buffer's spare:
- * the get takes it to its caller, the unslot back to the pool.  The
- * generation keeps a take from succeeding on a slot emptied and filled
- * again with a buffer of another class under the same fd number since
- * its first read (it would have to be filled 2^29 times meanwhile).
- */
-int pool_slot_take(struct ion_pool *pool, size_t size)
-{
-	for (size_t k = 0; k < POOL_SLOTS; k++) {
-		struct pool_slot *slot = &pool->slots[k];
-		uint64_t v = atomic_load_explicit(&slot->v, memory_order_acquire), taken;
-
-		if (!(v & POOL_SLOT_FULL) ||
-		    atomic_load_explicit(&slot->size, memory_order_relaxed) != size)
-			continue;
-		taken = POOL_SLOT_TAKEN | (v & POOL_SLOT_WAKE) | (pool_now_ns() & SLOT_NS_MASK);
-		if (!atomic_compare_exchange_strong_explicit(&slot->v, &v, taken, memory_order_acq_rel,
-							     memory_order_relaxed))
-			continue;
-		if (v & POOL_SLOT_WAKE)
-			pool_wake(pool);
-		return (int)(v & SLOT_FD_MASK);
-	}
-	return -1;
-}
-
 /* The fd that a slot hands over for buffer b: its spare; an uncounted
  * buffer's only fd (a memfd's), which a get under the lock hands over
  * as well (hand_out()).  A heap's pool forgets such a buffer once it is
@@ -89,7 +53,7 @@ static void slot_emptied(struct ion_pool *pool, size_t k, uint64_t v)
 		/* The get's caller holds the spare (an uncounted one's only
 		 * fd: unanchored, as hand_out() leaves it): a hit at the time
 		 * of the take, as the locked get would have counted it. */
-		at = v & SLOT_NS_MASK;
+		at = v & POOL_SLOT_NS_MASK;
 		if (b->counted) {
 			b->spare = -1;
 		} else {
@@ -125,7 +89,7 @@ void pool_settle(struct ion_pool *pool)
 			continue;
 		atomic_store_explicit(&slot->v, 0, memory_order_relaxed);
 		/* In the order of the takes, for the pace. */
-		for (j = n++; j > 0 && (taken[j - 1] & SLOT_NS_MASK) > (v & SLOT_NS_MASK); j--) {
+		for (j = n++; j > 0 && (taken[j - 1] & POOL_SLOT_NS_MASK) > (v & POOL_SLOT_NS_MASK); j--) {
 			taken[j] = taken[j - 1];
 			of[j] = of[j - 1];
 		}
@@ -231,8 +195,8 @@ static void fill_slots(struct ion_pool *pool, bool paced)
 				continue;
 			while (pool->slots[k].used)
 				k++;
-			pool->slot_gen = (pool->slot_gen + 1) & SLOT_GEN_MASK;
-			fresh[k] = POOL_SLOT_FULL | (uint64_t)pool->slot_gen << SLOT_GEN_SHIFT |
+			pool->slot_gen = (pool->slot_gen + 1) & POOL_SLOT_GEN_MASK;
+			fresh[k] = POOL_SLOT_FULL | (uint64_t)pool->slot_gen << POOL_SLOT_GEN_SHIFT |
 				   (uint32_t)fd;
 			b->slot = (int)k;
 			pool->slots[k].used = true;

@@ -153,9 +153,9 @@ int ion_fd_kind(int fd)
 size_t ion_page_size(void)
 {
 	/* Read once.  glibc answers from the auxiliary vector, with no
-	 * syscall, but a pool's get (pool_class_of()) asks on each call,
-	 * and after a stream's sleep sysconf()'s code is as cold as the
-	 * rest: caching it took 0.3-1 us off a host get's median. */
+	 * syscall, but after a stream's sleep sysconf()'s code is as cold
+	 * as the rest: caching it took 0.3-1 us off a host get's median
+	 * (a pool now keeps its own copy, so that a get calls nothing). */
 	static _Atomic size_t page;
 	size_t p = atomic_load_explicit(&page, memory_order_relaxed);
 

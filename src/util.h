@@ -26,9 +26,10 @@ static inline void closep(int *fd)
 	}
 }
 
-/* On a pool get's hit path: such functions share a few pages of code
- * (the linker groups .text.hot), since a get after a stream's sleep pays
- * for each page and line of code it touches anew. */
+/* On a pool get's hit path, which is one function (ion_pool_get(),
+ * aligned to stay on one page of code): the linker groups .text.hot,
+ * since a get after a stream's sleep pays for each page and line of
+ * code it touches anew. */
 #define ION_HOT __attribute__((hot))
 
 #define _cleanup_free_ __attribute__((cleanup(freep)))
@@ -94,7 +95,7 @@ int ion_memfd_create_sealed(const char *name, size_t len, unsigned int seals,
 enum ion_fd_kind { ION_FD_OTHER, ION_FD_DMABUF, ION_FD_MEMFD };
 int ion_fd_kind(int fd);
 
-ION_HOT size_t ion_page_size(void);
+size_t ion_page_size(void);
 
 /* NULL-terminated arrays of malloc'ed strings.  ion_strv_split: text cut
  * at each sep, empty parts left out; NULL on ENOMEM. */
