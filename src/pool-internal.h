@@ -252,6 +252,7 @@ static inline size_t pool_class_of(const struct ion_pool *pool, size_t len)
 {
 	return pool->heap_pool ? pool_page_round(len) : pool_size_class(len, pool->page);
 }
+
 /* Called with the lock held: b, free, is handed out at now (its fd
  * given already): the bookkeeping of a hit. */
 void pool_mark_out(struct ion_pool *pool, struct pool_buf *b, uint64_t now);
