@@ -275,7 +275,8 @@ bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd)
 /* Called with the lock held, where no index into the buffers is held (a
  * get's start, a refill pass's): a heap's pool forgets the uncounted
  * buffers taken from its slots since (it has no put to bring them back),
- * which settling a take, run inside loops over the buffers, must not. */
+ * which settling a take, run inside loops over the buffers, must not.
+ * Any other pool: nothing. */
 void pool_forget_taken(struct ion_pool *pool);
 bool pool_found_free(struct ion_pool *pool, size_t i);
 bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot,

@@ -466,8 +466,7 @@ int pool_fill(struct ion_pool *pool, bool only_low)
 	int added = 0;
 
 	pool_lock(pool);
-	if (pool->heap_pool && pool->n_unanchored)
-		pool_forget_taken(pool);
+	pool_forget_taken(pool);
 	if (only_low && pool_refill_held_off(pool, pool_now_ns())) {
 		pthread_mutex_unlock(pool->lock);
 		return 0;

@@ -66,6 +66,8 @@ static void forget(struct ion_pool *pool, size_t i)
 
 void pool_forget_taken(struct ion_pool *pool)
 {
+	if (!pool->heap_pool)
+		return;
 	for (size_t i = pool->n_bufs; pool->n_unanchored && i-- > 0;)
 		if (pool->bufs[i].fd < 0 && pool->bufs[i].state == BUF_OUT)
 			forget(pool, i);
@@ -510,8 +512,7 @@ static int get_locked(struct ion_pool *pool, size_t size, int *ret_fd)
 	int fd, r;
 
 	pool_lock(pool);
-	if (pool->heap_pool && pool->n_unanchored)
-		pool_forget_taken(pool);
+	pool_forget_taken(pool);
 	pool_expire(pool);
 	i = take_free(pool, size);
 	/* None clean while the worker runs: it is behind the stream, and
