@@ -194,6 +194,12 @@ expect 0 "bench --pool --json with a stream" -- bench --pool --heap "$heap" --si
 	          s["spin_p99_within_2x_p50"] == (s["spin_paced_p99_ns"] <= 2 * s["spin_paced_p50_ns"])
 	          for s in d["streams"] if "p50_ns" in s)' \
 		"bench --pool --json: a spin as long as the get, timed beside each stream" &&
+	json 'all(0 < s["call_paced_p50_ns"] <= s["call_paced_p99_ns"] and
+	          0 < s["far_paced_p50_ns"] <= s["far_paced_p99_ns"] and
+	          s["far_paced_p50_ns"] >= s["p50_ns"] / 4 and
+	          s["far_p99_within_2x_p50"] == (s["far_paced_p99_ns"] <= 2 * s["far_paced_p50_ns"])
+	          for s in d["streams"] if "p50_ns" in s)' \
+		"bench --pool --json: a call to a page of code of its own, bare and as long as a get" &&
 	json '([w["rate"] for w in d["wakes"]] == [60, 240] and
 	       all(0 < w["p50_ns"] <= w["p99_ns"] for w in d["wakes"]))' \
 		"bench --pool --json: what a wake-up costs at 60 and 240 a second"

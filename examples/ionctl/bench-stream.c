@@ -15,7 +15,12 @@
  * of a p99 above it is the get's own; and a spin as long as the pooled
  * get's median, register work touching no memory, paced alike: where
  * its own p99 is above twice its p50, the machine itself took more from
- * a window of that length than the 2 x goal allows.  For the pooled run
+ * a window of that length than the 2 x goal allows; a call through a
+ * pointer to a function that begins a page of code and changes a line of
+ * data on a page of its own, alone (what reaching another page of code
+ * and of data after a sleep costs here, the least a get from a library
+ * does), then the same call with as much spin in it as makes the window
+ * as long as a get.  For the pooled run
  * also its p99 after the first second and its three slowest gets, by
  * position: at 60/s the p99 is the third slowest of 300, so a stream's
  * first frames alone can set it.  Last, what waking a thread costs the
@@ -97,11 +102,15 @@ struct stream {
 	unsigned int rate, seconds;
 	bool together;
 	struct ion_solution *sol;
-	enum { RUN_POOL, RUN_RAW, RUN_FLOOR, RUN_NOTHING, RUN_SPIN } mode; /* this run's */
+	enum { RUN_POOL, RUN_RAW, RUN_FLOOR, RUN_NOTHING, RUN_SPIN, RUN_CALL, RUN_FAR } mode; /* this run's */
 	int error;
 	double p50, p99, raw50, paced50, paced99, floor50, floor99, nothing50, nothing99;
 	/* The spin's slowest too: time the machine took from any window. */
 	double spin50, spin99, spin_max, spin_round_ns;
+	/* A bare call to a page of code of its own; one as long as a get;
+	 * the line of data it changes, this stream's own. */
+	double call50, call99, far50, far99;
+	_Atomic unsigned long *far_line;
 	/* The pooled run's p99 after its first second: the steady state,
 	 * without the stream's start (under TCG its first frames run code
 	 * the emulator translates then, and a worker that starts). */
@@ -117,6 +126,8 @@ struct stream {
 static const char *const run_names[] = {
 	[RUN_POOL] = "pooled", [RUN_RAW] = "raw", [RUN_FLOOR] = "the floor", [RUN_NOTHING] = "nothing",
 	[RUN_SPIN] = "a spin as long as a get",
+	[RUN_CALL] = "a call to a page of code of its own",
+	[RUN_FAR] = "that call as long as a get",
 };
 
 /* Sleeps until *next, then moves it on by a period. */
@@ -235,6 +246,27 @@ static void spin(unsigned long n)
 	}
 }
 
+/* A line of data on a page of its own for each of four streams at
+ * once, for spin_far() to change. */
+static _Alignas(4096) _Atomic unsigned long far_state[4][4096 / sizeof(unsigned long)];
+
+/*
+ * spin() in a function that begins a page of code (page-aligned, in a
+ * section of its own: what follows it there is code the window does not
+ * run), called through a pointer the compiler cannot see through, which
+ * first changes a line of data on another page of its own: what a call
+ * into a library is at the least, code on a page the caller's is not
+ * and the state it keeps (a pool's slot) on another.
+ */
+__attribute__((noinline, aligned(4096), section(".text.ionctl_far"))) static void
+spin_far(_Atomic unsigned long *line, unsigned long n)
+{
+	atomic_fetch_add_explicit(line, 1, memory_order_acq_rel);
+	spin(n);
+}
+
+static void (*volatile spin_far_call)(_Atomic unsigned long *, unsigned long) = spin_far;
+
 /* What a round of spin() takes here, in ns: the fastest of five timings
  * of 2^16 rounds back to back. */
 static double spin_round_ns(void)
@@ -252,9 +284,9 @@ static double spin_round_ns(void)
 	return best > 0 ? best / (1 << 16) : 1;
 }
 
-/* A window of n rounds of spin() (none: nothing at all), timed as a get
- * is, paced the same way. */
-static int run_window(struct stream *st, struct series *s, unsigned long rounds)
+/* A window of n rounds of spin() (none: nothing at all), inline or on
+ * its own page (far), timed as a get is, paced the same way. */
+static int run_window(struct stream *st, struct series *s, unsigned long rounds, bool far)
 {
 	double next = ionctl_now_ns();
 	int r = 0;
@@ -264,7 +296,10 @@ static int run_window(struct stream *st, struct series *s, unsigned long rounds)
 
 		pace(&next, 1e9 / st->rate);
 		t0 = ionctl_now_ns();
-		spin(rounds);
+		if (far)
+			spin_far_call(st->far_line, rounds);
+		else
+			spin(rounds);
 		r = series_add(s, ionctl_now_ns() - t0);
 	}
 	return r;
@@ -278,7 +313,16 @@ static int run_window(struct stream *st, struct series *s, unsigned long rounds)
  */
 static int run_nothing(struct stream *st, struct series *s)
 {
-	return run_window(st, s, 0);
+	return run_window(st, s, 0, false);
+}
+
+/* The rounds of spin() that take the pooled get's median less `less`
+ * ns here: one at the least. */
+static unsigned long spin_rounds(const struct stream *st, double less)
+{
+	unsigned long rounds = st->p50 > less ? (unsigned long)((st->p50 - less) / st->spin_round_ns) : 0;
+
+	return rounds ? rounds : 1;
 }
 
 /*
@@ -290,9 +334,30 @@ static int run_nothing(struct stream *st, struct series *s)
  */
 static int run_spin(struct stream *st, struct series *s)
 {
-	unsigned long rounds = (unsigned long)(st->p50 / st->spin_round_ns);
+	return run_window(st, s, spin_rounds(st, 0), false);
+}
 
-	return run_window(st, s, rounds ? rounds : 1);
+/*
+ * A call through a pointer to a page of code of its own that changes a
+ * line of data on a page of its own, and nothing else.  A get is a call
+ * into the library, whose pages of code and data a sleep may have let go
+ * cold (their TLB entries, their lines): this is what that costs here at
+ * the least.
+ */
+static int run_call(struct stream *st, struct series *s)
+{
+	return run_window(st, s, 0, true);
+}
+
+/*
+ * The same call with as much spin in it as makes the window as long as
+ * the pooled get's median (one round, where the call alone is longer).
+ * What its p99 has above twice its p50 is what reaching a library's
+ * pages after a sleep costs here in a window of a get's length.
+ */
+static int run_far(struct stream *st, struct series *s)
+{
+	return run_window(st, s, spin_rounds(st, st->call50), true);
 }
 
 /* The woken thread: blocked in poll() on an eventfd, as the pools'
@@ -411,9 +476,12 @@ static void *run(void *arg)
 	static int (*const runs[])(struct stream *, struct series *) = {
 		[RUN_POOL] = run_pooled, [RUN_RAW] = run_paced,
 		[RUN_FLOOR] = run_floor, [RUN_NOTHING] = run_nothing, [RUN_SPIN] = run_spin,
+		[RUN_CALL] = run_call, [RUN_FAR] = run_far,
 	};
-	double *const p50s[] = { &st->p50, &st->paced50, &st->floor50, &st->nothing50, &st->spin50 };
-	double *const p99s[] = { &st->p99, &st->paced99, &st->floor99, &st->nothing99, &st->spin99 };
+	double *const p50s[] = { &st->p50,    &st->paced50, &st->floor50, &st->nothing50,
+				 &st->spin50, &st->call50,  &st->far50 };
+	double *const p99s[] = { &st->p99,    &st->paced99, &st->floor99, &st->nothing99,
+				 &st->spin99, &st->call99,  &st->far99 };
 	int r = runs[st->mode](st, &s);
 	double *p50 = p50s[st->mode], *p99 = p99s[st->mode];
 
@@ -464,12 +532,13 @@ static void run_streams(struct ion_ctx *ctx, struct stream *st, size_t n)
 	bool started[4] = { false };
 
 	for (size_t k = 0; k < n; k++) {
+		st[k].far_line = far_state[k];
 		st[k].spin_round_ns = spin_round_ns();
 		st[k].error = bench_solve_heap(ctx, st[k].heap, st[k].size, &st[k].sol);
 		if (st[k].error == 0)
 			st[k].raw50 = raw_p50(st[k].heap, st[k].size);
 	}
-	for (int mode = RUN_POOL; mode <= RUN_SPIN; mode++) {
+	for (int mode = RUN_POOL; mode <= RUN_FAR; mode++) {
 		/* Nothing of the last stream's stays held. */
 		ion_ctx_trim_pools(ctx);
 		ionctl_progress("bench", "--pool, %zu stream%s on %s, %s...", n, n == 1 ? "" : "s",
@@ -515,14 +584,18 @@ static void print_stream(const struct stream *st, int json, int *first)
 			       "\"floor_p99_over_p50\": %.2f, \"nothing_paced_p50_ns\": %.0f, "
 			       "\"nothing_paced_p99_ns\": %.0f, \"spin_paced_p50_ns\": %.0f, "
 			       "\"spin_paced_p99_ns\": %.0f, \"spin_paced_max_ns\": %.0f, "
-			       "\"spin_p99_within_2x_p50\": %s, "
+			       "\"spin_p99_within_2x_p50\": %s, \"call_paced_p50_ns\": %.0f, "
+			       "\"call_paced_p99_ns\": %.0f, \"far_paced_p50_ns\": %.0f, "
+			       "\"far_paced_p99_ns\": %.0f, \"far_p99_within_2x_p50\": %s, "
 			       "\"p99_after_1s_ns\": ",
 			       st->p50, st->p99, st->p99 / st->p50, st->hits, st->misses, st->raw50,
 			       st->paced50, st->paced99, st->p99 <= 2 * st->p50 ? "true" : "false",
 			       st->p99 < st->paced50 ? "true" : "false", st->floor50, st->floor99,
 			       st->floor50 > 0 ? st->floor99 / st->floor50 : 0, st->nothing50,
 			       st->nothing99, st->spin50, st->spin99, st->spin_max,
-			       st->spin99 <= 2 * st->spin50 ? "true" : "false");
+			       st->spin99 <= 2 * st->spin50 ? "true" : "false", st->call50, st->call99,
+			       st->far50, st->far99,
+			       st->far99 <= 2 * st->far50 ? "true" : "false");
 			if (st->steady99 > 0)
 				printf("%.0f", st->steady99);
 			else
@@ -548,13 +621,17 @@ static void print_stream(const struct stream *st, int json, int *first)
 	       "p99 %s), %llu hits, "
 	       "%llu misses; raw p50 %.0f, paced p50 %.0f p99 %.0f ns (p99 %s raw paced p50); "
 	       "floor paced p50 %.0f p99 %.0f ns (%.2f); nothing paced p50 %.0f p99 %.0f ns; "
-	       "a spin as long paced p50 %.0f p99 %.0f ns (%.2f), slowest %.0f ns\n",
+	       "a spin as long paced p50 %.0f p99 %.0f ns (%.2f), slowest %.0f ns; "
+	       "a call to a page of its own paced p50 %.0f p99 %.0f ns, "
+	       "as long as a get p50 %.0f p99 %.0f ns (%.2f)\n",
 	       heap, st->size, st->rate, st->together ? " (4 at once)" : "", st->p50, st->p99,
 	       st->p99 / st->p50, st->p99 <= 2 * st->p50 ? ", met" : ", missed", steady, st->hits,
 	       st->misses, st->raw50, st->paced50, st->paced99,
 	       st->p99 < st->paced50 ? "below" : "NOT below", st->floor50, st->floor99,
 	       st->floor50 > 0 ? st->floor99 / st->floor50 : 0, st->nothing50, st->nothing99,
-	       st->spin50, st->spin99, st->spin50 > 0 ? st->spin99 / st->spin50 : 0, st->spin_max);
+	       st->spin50, st->spin99, st->spin50 > 0 ? st->spin99 / st->spin50 : 0, st->spin_max,
+	       st->call50, st->call99, st->far50, st->far99,
+	       st->far50 > 0 ? st->far99 / st->far50 : 0);
 }
 
 /* The first available heap that is contiguous (want_contig) or not and
