@@ -107,8 +107,9 @@ struct stream {
 	double p50, p99, raw50, paced50, paced99, floor50, floor99, nothing50, nothing99;
 	/* The spin's slowest too: time the machine took from any window. */
 	double spin50, spin99, spin_max, spin_round_ns;
-	/* A bare call to a page of code of its own; one as long as a get;
-	 * the line of data it changes, this stream's own. */
+	/* A bare call to a page of code of its own that changes a line of
+	 * data on a page of its own; one as long as a get; that line, this
+	 * stream's own. */
 	double call50, call99, far50, far99;
 	_Atomic unsigned long *far_line;
 	/* The pooled run's p99 after its first second: the steady state,
