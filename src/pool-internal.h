@@ -200,6 +200,9 @@ struct ion_pool {
 	 * gets woke the worker, how many puts; how many hits a slot gave. */
 	unsigned long long scrubs, get_scrubs, scrub_ns, scrub_ns_max, get_wakes, put_wakes;
 	unsigned long long slot_hits;
+	/* Whether the log said that its mappings cannot be kept (no
+	 * madvise): once a pool. */
+	atomic_bool map_told;
 	struct ion_pool *next;	/* the context's list */
 };
 
@@ -291,8 +294,9 @@ void pool_free(struct ion_pool *pool);
 int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd);
 
 /* ---- zeroing and its cost (pool-scrub.c) ---- */
-/* Zeroes (unless !zero) and ends CPU access; 0 or a negative errno. */
-int pool_scrub(struct pool_buf *b, bool zero);
+/* Zeroes b, one of pool's (unless !zero), and ends CPU access; 0 or a
+ * negative errno. */
+int pool_scrub(struct ion_pool *pool, struct pool_buf *b, bool zero);
 /* Called with the lock held: a zeroing of size begun at t0 is done (by a
  * get or the refill worker; first: it mapped the buffer too), for the
  * costs and the figures logged at the pool's end. */

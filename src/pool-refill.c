@@ -81,7 +81,7 @@ static void scrub_unlocked(struct ion_pool *pool)
 		}
 		t0 = pool_now_ns();
 		mapped = copy.map != NULL;
-		r = pool_scrub(&copy, zero);
+		r = pool_scrub(pool, &copy, zero);
 		pool_lock(pool);
 		pool_note_scrub(pool, t0, copy.size, copy.map && !mapped, false);
 		found = false;

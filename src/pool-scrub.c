@@ -6,7 +6,9 @@
  * that of a fresh allocation, which decides how a pool refills
  * (pool_alloc_cheaper()).
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -33,28 +35,38 @@ static bool punch(const struct pool_buf *b)
  * heap (and 5.10's system heap) map a buffer a page per fault, and
  * mapping 8 MiB again for each zeroing cost more than the memset under
  * emulation (a recycle of 8 MiB: 9.0 ms on 6.1's CMA heap against 3.5
- * on its system heap, which maps all at once).  MADV_DONTFORK: a forked
- * child, whose pools are empty, holds no reference through it.  An
- * uncounted buffer is mapped for the zeroing alone, as its holder's
- * close must free it.  NULL with errno on failure.
+ * on its system heap, which maps all at once; on 5.10's system heap 6
+ * ms, of which the memset took 1.5-1.9).  MADV_DONTFORK: a forked
+ * child, whose pools are empty, holds no reference through it; a kernel
+ * without madvise(2) (built without CONFIG_ADVISE_SYSCALLS, as
+ * tinyconfig is) cannot promise that, so there the mapping is made for
+ * each zeroing, and the log says so once a pool.  An uncounted buffer
+ * is mapped for the zeroing alone, as its holder's close must free it.
+ * NULL with errno on failure.
  */
-static void *scrub_map(struct pool_buf *b)
+static void *scrub_map(struct ion_pool *pool, struct pool_buf *b)
 {
 	void *p;
+	int e;
 
 	if (b->map)
 		return b->map;
 	p = mmap(NULL, b->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, b->fd, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (b->counted && madvise(p, b->size, MADV_DONTFORK) == 0)
+	if (p == MAP_FAILED || !b->counted)
+		return p == MAP_FAILED ? NULL : p;
+	if (madvise(p, b->size, MADV_DONTFORK) == 0) {
 		b->map = p;
+	} else if (!atomic_exchange_explicit(&pool->map_told, true, memory_order_relaxed)) {
+		e = errno;
+		ion_dbg(pool->ctx, "madvise(MADV_DONTFORK): %s: each zeroing maps its buffer again",
+			strerror(e));
+	}
 	return p;
 }
 
 /* Zeroes a buffer and ends CPU access, so that its caches are clean
  * before a device sees it.  0 or a negative errno (the buffer goes then). */
-int pool_scrub(struct pool_buf *b, bool zero)
+int pool_scrub(struct ion_pool *pool, struct pool_buf *b, bool zero)
 {
 	void *p;
 	int r;
@@ -63,7 +75,7 @@ int pool_scrub(struct pool_buf *b, bool zero)
 		return ion_sync(b->fd, ION_SYNC_END | ION_SYNC_WRITE);
 	if (punch(b))
 		return 0; /* a memfd: no device, nothing to flush */
-	p = scrub_map(b);
+	p = scrub_map(pool, b);
 	if (!p)
 		return neg_errno();
 	r = ion_sync(b->fd, ION_SYNC_START | ION_SYNC_WRITE);

@@ -292,7 +292,7 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 	pthread_mutex_unlock(pool->lock);
 	t0 = pool_now_ns();
 	mapped = copy.map != NULL;
-	r = pool_scrub(&copy, zero);
+	r = pool_scrub(pool, &copy, zero);
 	pool_lock(pool);
 	pool_note_scrub(pool, t0, copy.size, copy.map && !mapped, true);
 	/* Found again by its anchor: other buffers may have moved. */
@@ -628,7 +628,7 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone,
 	}
 	pool->bufs[i].state = BUF_DIRTY;
 	if (!worker) {
-		if (pool_scrub(&pool->bufs[i], pool->zero) < 0) {
+		if (pool_scrub(pool, &pool->bufs[i], pool->zero) < 0) {
 			pool_drop(pool, i, false);
 		} else {
 			pool->bufs[i].state = BUF_FREE;

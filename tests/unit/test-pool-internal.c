@@ -21,8 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <syslog.h>
 #include <time.h>
@@ -37,6 +39,18 @@
 #include "watch.h"
 
 static pthread_t main_thread;
+
+/* madvise() answers ENOSYS while set, as a kernel built without it. */
+static atomic_bool no_madvise;
+
+int madvise(void *addr, size_t len, int advice)
+{
+	if (atomic_load(&no_madvise)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return (int)syscall(SYS_madvise, addr, len, advice);
+}
 
 /* Reads of fail_fd's fdinfo fail; the refill thread's reads with the
  * pool lock watched held are counted. */
@@ -416,6 +430,7 @@ static int setup(void **pstate)
 	atomic_store(&dup_ino, 0);
 	atomic_store(&fail_fd, -1);
 	atomic_store(&watched, NULL);
+	atomic_store(&no_madvise, false);
 	assert_int_equal(ion_ctx_new(NULL, &s->ctx), 0);
 	assert_int_equal(ion_ctx_find_heap(s->ctx, "memfd", &h), 0);
 	/* The fake count sees no mapping: the pool must not look. */
@@ -2247,6 +2262,66 @@ static void test_kept_mapping_is_not_a_holder(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 1);
 }
 
+/* The log lines that name madvise. */
+static atomic_int madvise_lines;
+
+__attribute__((format(printf, 6, 0)))
+static void capture_madvise(struct ion_ctx *ctx, int priority, const char *file, int line,
+			    const char *fn, const char *format, va_list args)
+{
+	char text[1024];
+
+	(void)ctx, (void)priority, (void)file, (void)line, (void)fn;
+	vsnprintf(text, sizeof(text), format, args);
+	if (strstr(text, "madvise"))
+		atomic_fetch_add(&madvise_lines, 1);
+}
+
+/*
+ * A kernel without madvise(2) (tinyconfig's, which the test VMs had):
+ * no MADV_DONTFORK keeps a mapping from a forked child, so the pool
+ * keeps none and maps the buffer for each zeroing, which still zeroes;
+ * the log says so once.
+ */
+static void test_no_madvise_keeps_no_mapping(void **pstate)
+{
+	struct state *s = *pstate;
+	struct stat st, again;
+	unsigned char *p;
+	int fd;
+
+	ion_ctx_set_log_fn(s->ctx, capture_madvise);
+	ion_ctx_set_log_priority(s->ctx, LOG_DEBUG);
+	atomic_store(&madvise_lines, 0);
+	atomic_store(&no_madvise, true);
+	fd = get(s, KiB(64));
+	assert_int_equal(fstat(fd, &st), 0);
+	for (int k = 0; k < 3; k++) {
+		p = mmap(NULL, KiB(64), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		assert_true(p != MAP_FAILED);
+		memset(p, 0xa5, KiB(64));
+		munmap(p, KiB(64));
+		assert_int_equal(ion_pool_put(s->pool, fd, 0), 0); /* zeroed now */
+		assert_int_equal(mappings_of(st.st_ino), 0);
+		fd = get(s, KiB(64));
+		assert_int_equal(fstat(fd, &again), 0);
+		assert_true(again.st_ino == st.st_ino); /* the same buffer, a hit */
+		p = mmap(NULL, KiB(64), PROT_READ, MAP_SHARED, fd, 0);
+		assert_true(p != MAP_FAILED);
+		for (size_t i = 0; i < KiB(64); i += 4096)
+			assert_int_equal(p[i] | p[i + 4095], 0);
+		munmap(p, KiB(64));
+	}
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 3);
+	assert_int_equal(atomic_load(&madvise_lines), 1);
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	atomic_store(&no_madvise, false);
+	/* With madvise the next zeroing keeps its mapping. */
+	fd = get(s, KiB(64));
+	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
+	assert_int_equal(mappings_of(st.st_ino), 1);
+}
+
 /*
  * Refilling ahead of a stream: a get that finds no clean buffer while the
  * worker runs makes the worker keep one more ready (up to the hint's
@@ -2752,6 +2827,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_slot_emptied_before_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_takes_settled_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_madvise_keeps_no_mapping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_leaves_zeroing_to_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_zeroes_when_heap_is_full, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_takes_the_quicker_way, setup, teardown),
