@@ -479,10 +479,16 @@ static void *run(void *arg)
 		[RUN_FLOOR] = run_floor, [RUN_NOTHING] = run_nothing, [RUN_SPIN] = run_spin,
 		[RUN_CALL] = run_call, [RUN_FAR] = run_far,
 	};
-	double *const p50s[] = { &st->p50,    &st->paced50, &st->floor50, &st->nothing50,
-				 &st->spin50, &st->call50,  &st->far50 };
-	double *const p99s[] = { &st->p99,    &st->paced99, &st->floor99, &st->nothing99,
-				 &st->spin99, &st->call99,  &st->far99 };
+	double *const p50s[] = {
+		[RUN_POOL] = &st->p50, [RUN_RAW] = &st->paced50, [RUN_FLOOR] = &st->floor50,
+		[RUN_NOTHING] = &st->nothing50, [RUN_SPIN] = &st->spin50, [RUN_CALL] = &st->call50,
+		[RUN_FAR] = &st->far50,
+	};
+	double *const p99s[] = {
+		[RUN_POOL] = &st->p99, [RUN_RAW] = &st->paced99, [RUN_FLOOR] = &st->floor99,
+		[RUN_NOTHING] = &st->nothing99, [RUN_SPIN] = &st->spin99, [RUN_CALL] = &st->call99,
+		[RUN_FAR] = &st->far99,
+	};
 	int r = runs[st->mode](st, &s);
 	double *p50 = p50s[st->mode], *p99 = p99s[st->mode];
 
@@ -562,6 +568,18 @@ static void run_streams(struct ion_ctx *ctx, struct stream *st, size_t n)
 	}
 }
 
+/* A window's p99 over its p50; 0 where it has no p50. */
+static double tail_ratio(double p50, double p99)
+{
+	return p50 > 0 ? p99 / p50 : 0;
+}
+
+/* Whether a window's p99 is within twice its p50, as JSON. */
+static const char *within_2x(double p50, double p99)
+{
+	return p99 <= 2 * p50 ? "true" : "false";
+}
+
 static void print_stream(const struct stream *st, int json, int *first)
 {
 	const char *heap = ion_heap_get_name(st->heap);
@@ -590,13 +608,13 @@ static void print_stream(const struct stream *st, int json, int *first)
 			       "\"far_paced_p99_ns\": %.0f, \"far_p99_within_2x_p50\": %s, "
 			       "\"p99_after_1s_ns\": ",
 			       st->p50, st->p99, st->p99 / st->p50, st->hits, st->misses, st->raw50,
-			       st->paced50, st->paced99, st->p99 <= 2 * st->p50 ? "true" : "false",
+			       st->paced50, st->paced99, within_2x(st->p50, st->p99),
 			       st->p99 < st->paced50 ? "true" : "false", st->floor50, st->floor99,
-			       st->floor50 > 0 ? st->floor99 / st->floor50 : 0, st->nothing50,
+			       tail_ratio(st->floor50, st->floor99), st->nothing50,
 			       st->nothing99, st->spin50, st->spin99, st->spin_max,
-			       st->spin99 <= 2 * st->spin50 ? "true" : "false", st->call50, st->call99,
+			       within_2x(st->spin50, st->spin99), st->call50, st->call99,
 			       st->far50, st->far99,
-			       st->far99 <= 2 * st->far50 ? "true" : "false");
+			       within_2x(st->far50, st->far99));
 			if (st->steady99 > 0)
 				printf("%.0f", st->steady99);
 			else
@@ -629,10 +647,10 @@ static void print_stream(const struct stream *st, int json, int *first)
 	       st->p99 / st->p50, st->p99 <= 2 * st->p50 ? ", met" : ", missed", steady, st->hits,
 	       st->misses, st->raw50, st->paced50, st->paced99,
 	       st->p99 < st->paced50 ? "below" : "NOT below", st->floor50, st->floor99,
-	       st->floor50 > 0 ? st->floor99 / st->floor50 : 0, st->nothing50, st->nothing99,
-	       st->spin50, st->spin99, st->spin50 > 0 ? st->spin99 / st->spin50 : 0, st->spin_max,
+	       tail_ratio(st->floor50, st->floor99), st->nothing50, st->nothing99,
+	       st->spin50, st->spin99, tail_ratio(st->spin50, st->spin99), st->spin_max,
 	       st->call50, st->call99, st->far50, st->far99,
-	       st->far50 > 0 ? st->far99 / st->far50 : 0);
+	       tail_ratio(st->far50, st->far99));
 }
 
 /* The first available heap that is contiguous (want_contig) or not and
