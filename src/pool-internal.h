@@ -4,7 +4,9 @@
  * its hints (pool-hints.c), its limits and statistics (pool-limits.c),
  * the refill workers (pool-refill.c), the stream's pace (pool-pace.c),
  * the zeroing and its cost (pool-scrub.c), the spare fds and the
- * hand-over slots (pool-spares.c) and heaps' own pools (pool-heap.c).
+ * hand-over slots (pool-spares.c), a get's bounded wait for the lock and
+ * the buffers misses allocated (pool-adopt.c) and heaps' own pools
+ * (pool-heap.c).
  * Nothing outside these files includes it.
  */
 #ifndef LIBION_POOL_INTERNAL_H
@@ -88,6 +90,24 @@ static inline int pool_own_refs(const struct pool_buf *b)
 	return 1 + (b->spare >= 0) + (b->map != NULL);
 }
 
+/*
+ * A buffer a get allocated, to be entered in the pool by the lock's next
+ * holder (pool_lock() adopts it): the get hands its fd over without
+ * waiting for the lock, which the worker may hold (pool-adopt.c).  fd:
+ * the anchor of a counted buffer, -1 for an uncounted one (the caller
+ * holds its only fd).  get_ns: when a get that did not take the lock was
+ * made, for the pace and the count of misses; 0 for one that did.
+ */
+struct pool_adopt {
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	size_t size;
+	bool counted;
+	uint64_t get_ns;
+	struct pool_adopt *next;
+};
+
 /* A buffer being released without the pool's lock: its fds. */
 struct pool_releasing {
 	int fd, spare;
@@ -141,6 +161,12 @@ struct ion_pool {
 	struct pool_slot slots[POOL_SLOTS];
 	unsigned int n_slotted;
 	uint32_t slot_gen;
+	/* Buffers gets allocated, newest first, for the lock's next holder
+	 * to enter (pool_adopt_all()); and how long a get waits for the
+	 * lock before it allocates instead: as long as the pool's last
+	 * allocation took (ns; 0: none yet, it waits as long as it takes). */
+	_Atomic(struct pool_adopt *) adopt;
+	_Atomic uint64_t lock_wait_ns;
 	/* Anchors of buffers detached while the worker dup'ed them, closed
 	 * by the worker once its dups are made. */
 	int dup_orphans[POOL_SPARES_A_PASS];
@@ -445,14 +471,48 @@ bool pool_unslot(struct ion_pool *pool, size_t i);
 /* Called with the lock held: every slot emptied (background refill off). */
 void pool_unslot_all(struct ion_pool *pool);
 
-/* Takes the pool's lock, which every function on a pool's buffers holds,
- * and settles the takes from the slots, so that what it reads of the
+/* ---- buffers a get allocated, entered later (pool-adopt.c) ---- */
+/* Without the lock: fd's buffer (st its fstat()), which a get allocated
+ * and hands to its caller, given to the lock's next holder to enter (an
+ * anchor for a counted one: anchor; -1 for an uncounted one); get_ns as
+ * in struct pool_adopt.  0, or -ENOMEM: then nothing was taken, and the
+ * anchor is still the caller's to close. */
+int pool_adopt_later(struct ion_pool *pool, int anchor, const struct stat *st, size_t size,
+		     bool counted, uint64_t get_ns);
+/* Called with the lock held: enters the buffers waiting for it. */
+void pool_adopt_all(struct ion_pool *pool);
+/* A fork()'s child: closes the anchors of the buffers waiting. */
+void pool_adopt_fork_child(struct ion_pool *pool);
+/* An allocation of the pool's took ns: a get waits that long for the
+ * lock at most from now on. */
+static inline void pool_note_alloc_wait(struct ion_pool *pool, uint64_t ns)
+{
+	atomic_store_explicit(&pool->lock_wait_ns, ns ? ns : 1, memory_order_relaxed);
+}
+/* Takes the pool's lock for a get, within the time an allocation takes
+ * (lock_wait_ns): false if it is held longer, and the get allocates. */
+bool pool_lock_within(struct ion_pool *pool);
+/* Called with the lock held: forgets the uncounted buffers out that no
+ * fd of this process holds any more, once enough have piled up. */
+void pool_forget_closed(struct ion_pool *pool);
+
+/* The lock just taken: the buffers waiting for it entered, and the
+ * takes from the slots settled, so that what its holder reads of the
  * buffers is true at least as of then. */
+static inline void pool_locked(struct ion_pool *pool)
+{
+	if (atomic_load_explicit(&pool->adopt, memory_order_relaxed))
+		pool_adopt_all(pool);
+	if (pool->n_slotted)
+		pool_settle(pool);
+}
+
+/* Takes the pool's lock, which every function on a pool's buffers holds
+ * (pool_locked()). */
 static inline void pool_lock(struct ion_pool *pool)
 {
 	pthread_mutex_lock(pool->lock);
-	if (pool->n_slotted)
-		pool_settle(pool);
+	pool_locked(pool);
 }
 
 #endif

@@ -156,6 +156,9 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 	memset(pool, 0, sizeof(*pool));
 	atomic_init(&pool->refcount, 1);
 	atomic_init(&pool->worker, NULL);
+	atomic_init(&pool->adopt, NULL);
+	atomic_init(&pool->lock_wait_ns, 0);
+	atomic_init(&pool->map_told, false);
 	pool->lock = &pool->lock_storage;
 	pthread_mutex_init(pool->lock, NULL);
 	pthread_mutex_init(&pool->dup_lock, NULL);

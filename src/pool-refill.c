@@ -661,6 +661,7 @@ void ion_pools_fork_child(void)
 			 * (MADV_DONTFORK): nothing to unmap here. */
 			for (size_t i = 0; i < p->n_bufs; i++)
 				p->bufs[i].map = NULL;
+			pool_adopt_fork_child(p);
 			while (p->n_bufs)
 				pool_drop(p, p->n_bufs - 1, false);
 			/* Released by a thread of the parent's meanwhile: the

@@ -123,6 +123,7 @@ void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size)
 		pool->alloc_ns_mib = 0;
 	cost_add(&pool->alloc_ns_mib, now - t0, size);
 	pool->alloc_noted_ns = now;
+	pool_note_alloc_wait(pool, now - t0);
 }
 
 /* What zeroing one buffer of size costs, as measured (0: not yet). */

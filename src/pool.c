@@ -5,8 +5,9 @@
  * the cache itself: size classes, get and put, reclaim, expiry, limits
  * and statistics.  A pool's making and end are pool-life.c's, the hints
  * pool-hints.c's, the refill workers pool-refill.c's, the stream's pace
- * pool-pace.c's, the zeroing and its cost pool-scrub.c's, heaps' own
- * pools pool-heap.c's.
+ * pool-pace.c's, the zeroing and its cost pool-scrub.c's, a get's
+ * bounded wait for the lock pool-adopt.c's, heaps' own pools
+ * pool-heap.c's.
  *
  * Each buffer of a pool has an anchor, the pool's own fd of it; a caller
  * gets a duplicate.  A buffer is handed out again only when nothing else
@@ -105,12 +106,9 @@ int pool_add_buf(struct ion_pool *pool, int fd, const struct stat *st, size_t si
 	return 0;
 }
 
-/*
- * Called with the lock held, when uncounted buffers out have piled up:
- * forgets those that no fd of this process holds any more (closed without
- * a put).  One scan of /proc/self/fd for every forget_at of them.
- */
-static void forget_closed(struct ion_pool *pool)
+/* One scan of /proc/self/fd for every forget_at uncounted buffers out
+ * (closed without a put: no fd of this process holds them). */
+void pool_forget_closed(struct ion_pool *pool)
 {
 	DIR *dir;
 	struct dirent *e;
@@ -423,38 +421,28 @@ static int serve(struct ion_pool *pool, size_t i, size_t size, uint64_t now, int
 /*
  * A buffer the get allocated, handed to the caller: tracked so that a put
  * or a reclaim knows it, anchored where the kernel will tell when it is
- * back.  0, or a negative errno.
+ * back.  The lock's next holder enters it (pool_adopt_later()): the get
+ * does not wait for the lock again.  get_ns: see struct pool_adopt.  0,
+ * or a negative errno.
  */
 static int track_new(struct ion_pool *pool, const struct ion_heap *heap, int fd,
-		     size_t size, int *ret_fd)
+		     size_t size, uint64_t get_ns, int *ret_fd)
 {
+	bool counted = pool_is_counted(pool, heap, fd);
 	struct stat st;
-	int out, r;
+	int out = fd, r;
 
-	if (!pool_is_counted(pool, heap, fd)) {
-		/* Tracked (for a put to recognise) but not anchored. */
-		if (!pool->heap_pool && fstat(fd, &st) == 0) {
-			pool_lock(pool);
-			forget_closed(pool);
-			(void)pool_add_buf(pool, fd, &st, size, BUF_OUT, false);
-			pthread_mutex_unlock(pool->lock);
+	if (counted) {
+		/* fd stays the pool's, as the anchor; the caller's is a dup. */
+		out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+		if (out < 0) {
+			r = neg_errno();
+			close(fd);
+			return r;
 		}
-		*ret_fd = fd;
-		return 0;
 	}
-	out = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (out < 0) {
-		r = neg_errno();
-		close(fd);
-		return r;
-	}
-	r = fstat(fd, &st) < 0 ? neg_errno() : 0;
-	if (r == 0) {
-		pool_lock(pool);
-		r = pool_add_buf(pool, fd, &st, size, BUF_OUT, true);
-		pthread_mutex_unlock(pool->lock);
-	}
-	if (r < 0)
+	if ((fstat(fd, &st) < 0 ||
+	     pool_adopt_later(pool, counted ? fd : -1, &st, size, counted, get_ns) < 0) && counted)
 		close(fd); /* the caller's fd stands: not pooled, that is all */
 	*ret_fd = out;
 	return 0;
@@ -475,7 +463,7 @@ static bool scrubbing(const struct ion_pool *pool, size_t size)
  * closed (the worker may not have read its count yet), or one the worker
  * is zeroing, waited for (at most 100 ms).  -ENOMEM if there is none.
  */
-static int get_after_enomem(struct ion_pool *pool, size_t size, int *ret_fd)
+static int get_after_enomem(struct ion_pool *pool, size_t size, bool counted_miss, int *ret_fd)
 {
 	ssize_t i;
 
@@ -498,20 +486,39 @@ static int get_after_enomem(struct ion_pool *pool, size_t size, int *ret_fd)
 		pthread_mutex_unlock(pool->lock);
 		return -ENOMEM;
 	}
-	pool->stats[ION_POOL_STAT_MISSES]--; /* it allocated nothing */
+	if (counted_miss)
+		pool->stats[ION_POOL_STAT_MISSES]--; /* it allocated nothing */
+	else
+		pool_note_get(pool, pool_now_ns());
 	return serve(pool, (size_t)i, size, pool_now_ns(), ret_fd);
 }
 
-/* A get that found no slot full: under the lock. */
-static int get_locked(struct ion_pool *pool, size_t size, int *ret_fd)
+/* The get's allocation, timed (pool_note_alloc_wait()); then tracked
+ * (get_ns: see struct pool_adopt). */
+static int get_new(struct ion_pool *pool, size_t size, uint64_t get_ns, int *ret_fd)
 {
 	const struct ion_heap *heap = NULL;
+	uint64_t t0 = pool_now_ns();
+	int fd, r = pool->ops->alloc(pool->solution, size, &fd, &heap);
+
+	if (r == -ENOMEM)
+		return get_after_enomem(pool, size, !get_ns, ret_fd);
+	if (r < 0)
+		return r;
+	pool_note_alloc_wait(pool, pool_now_ns() - t0);
+	return track_new(pool, heap, fd, size, get_ns, ret_fd);
+}
+
+/* A get that found no slot full: under the lock, unless another holds
+ * it for longer than an allocation takes (pool_lock_within()). */
+static int get_locked(struct ion_pool *pool, size_t size, int *ret_fd)
+{
 	bool thread_zeroes = false, reclaim = false;
 	uint64_t now;
 	ssize_t i;
-	int fd, r;
 
-	pool_lock(pool);
+	if (!pool_lock_within(pool))
+		return get_new(pool, size, pool_now_ns(), ret_fd);
 	pool_forget_taken(pool);
 	pool_expire(pool);
 	i = take_free(pool, size);
@@ -546,11 +553,7 @@ static int get_locked(struct ion_pool *pool, size_t size, int *ret_fd)
 	pthread_mutex_unlock(pool->lock);
 	if (thread_zeroes)
 		pool_wake(pool);
-
-	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
-	if (r == -ENOMEM)
-		return get_after_enomem(pool, size, ret_fd);
-	return r < 0 ? r : track_new(pool, heap, fd, size, ret_fd);
+	return get_new(pool, size, 0, ret_fd);
 }
 
 /* First a slot, which the worker filled: no wait for the lock, which

@@ -568,6 +568,21 @@ static void test_closed_behind_held_background(void **pstate)
 	assert_int_equal(ion_pool_set_background(s->pool, 0), 0);
 }
 
+/* The pool's own fd of fd's buffer. */
+static int anchor_of(struct state *s, int fd)
+{
+	struct stat a, b;
+	int anchor = -1;
+
+	assert_int_equal(fstat(fd, &b), 0);
+	pool_lock(s->pool);
+	for (size_t i = 0; i < s->pool->n_bufs; i++)
+		if (fstat(s->pool->bufs[i].fd, &a) == 0 && a.st_ino == b.st_ino)
+			anchor = s->pool->bufs[i].fd;
+	pthread_mutex_unlock(s->pool->lock);
+	return anchor;
+}
+
 /* A trim releases buffers that were closed while out: only the pool's
  * anchor held them, so a trim to nothing that kept them kept memory. */
 static void test_trim_releases_closed(void **pstate)
@@ -575,21 +590,10 @@ static void test_trim_releases_closed(void **pstate)
 	struct state *s = *pstate;
 	int fd[3], anchor[3];
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 3; i++)
 		fd[i] = get(s, KiB(64));
-		anchor[i] = -1;
-	}
-	/* The pool's own fds of them: the ones of the same inode. */
-	for (size_t i = 0; i < s->pool->n_bufs; i++)
-		for (int k = 0; k < 3; k++) {
-			struct stat a, b;
-
-			assert_int_equal(fstat(s->pool->bufs[i].fd, &a), 0);
-			assert_int_equal(fstat(fd[k], &b), 0);
-			if (a.st_ino == b.st_ino)
-				anchor[k] = s->pool->bufs[i].fd;
-		}
 	for (int k = 0; k < 3; k++) {
+		anchor[k] = anchor_of(s, fd[k]);
 		assert_true(anchor[k] >= 0);
 		assert_int_equal(fds_on(anchor[k]), 2);
 	}
@@ -602,21 +606,6 @@ static void test_trim_releases_closed(void **pstate)
 	assert_int_equal(fcntl(anchor[1], F_GETFD), -1);
 	assert_int_equal(fds_on(anchor[2]), 2); /* the one still held stays */
 	assert_int_equal(ion_pool_put(s->pool, fd[2], 0), 0);
-}
-
-/* The pool's own fd of fd's buffer. */
-static int anchor_of(struct state *s, int fd)
-{
-	struct stat a, b;
-	int anchor = -1;
-
-	assert_int_equal(fstat(fd, &b), 0);
-	pthread_mutex_lock(s->pool->lock);
-	for (size_t i = 0; i < s->pool->n_bufs; i++)
-		if (fstat(s->pool->bufs[i].fd, &a) == 0 && a.st_ino == b.st_ino)
-			anchor = s->pool->bufs[i].fd;
-	pthread_mutex_unlock(s->pool->lock);
-	return anchor;
 }
 
 static bool wait_flag(atomic_bool *flag, unsigned int ms)
@@ -678,7 +667,7 @@ static void test_pressure_backs_off(void **pstate)
 	sleep_ms(500);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_REFILLS), 4);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), 0);
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	after = s->pool->refill_after_ns;
 	pthread_mutex_unlock(s->pool->lock);
 	assert_true(after > pool_now_ns() + 9000000000ull);
@@ -793,7 +782,7 @@ static void test_get_leaves_zeroing_to_thread(void **pstate)
 	assert_int_equal(fstat(third, &c), 0);
 	assert_true(c.st_ino == a.st_ino || c.st_ino == b.st_ino);
 	/* One dirty, but a contiguous heap: zeroed here, not allocated. */
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	s->pool->alloc_slow = true;
 	s->pool->alloc_ns_mib = 0; /* unmeasured: the heap's kind decides */
 	pthread_mutex_unlock(s->pool->lock);
@@ -809,7 +798,7 @@ static void test_get_leaves_zeroing_to_thread(void **pstate)
 /* The costs a MiB the pool measured, set by hand. */
 static void set_costs(struct ion_pool *pool, uint64_t alloc_ns_mib, uint64_t scrub_ns_mib)
 {
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	pool->alloc_ns_mib = alloc_ns_mib;
 	pool->scrub_ns_mib = scrub_ns_mib;
 	pthread_mutex_unlock(pool->lock);
@@ -849,7 +838,7 @@ static void test_get_takes_the_quicker_way(void **pstate)
 /* Sets the stream's gap between gets, as pool_note_get() would. */
 static void set_gap(struct ion_pool *pool, uint64_t gap_ns)
 {
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	pool->gap_ns = gap_ns;
 	pthread_mutex_unlock(pool->lock);
 }
@@ -861,7 +850,7 @@ static bool alloc_cheaper(struct ion_pool *pool, uint64_t alloc_ns_mib, uint64_t
 	bool r;
 
 	set_costs(pool, alloc_ns_mib, scrub_ns_mib);
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	pool->gap_ns = gap_ns;
 	r = pool_alloc_cheaper(pool, size);
 	pthread_mutex_unlock(pool->lock);
@@ -919,7 +908,7 @@ static void test_stale_alloc_cost_measured_again(void **pstate)
 	uint64_t now, fresh, replaced;
 	bool stale_probe, again, fresh_probe, keeps_up, full, slow;
 
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	now = pool_now_ns();
 	/* 50 ms a MiB, measured just now: a 1 ms allocation averages in */
 	pool->alloc_ns_mib = 50000000;
@@ -970,7 +959,7 @@ static size_t clean_of(struct ion_pool *pool, size_t size)
 {
 	size_t n;
 
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	n = pool_clean(pool, size);
 	pthread_mutex_unlock(pool->lock);
 	return n;
@@ -996,7 +985,7 @@ static void test_full_heap_keeps_returned(void **pstate)
 	/* Allocation a thousand times as cheap, and the heap full now. */
 	set_costs(s->pool, 1000, 1000000);
 	atomic_store(&all_enomem, true);
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	s->pool->refill_after_ns = pool_now_ns() + 10000000000ull;
 	pthread_mutex_unlock(s->pool->lock);
 	for (int k = 0; k < 4; k++)
@@ -1040,7 +1029,7 @@ static void test_get_reads_counts_of_old_buffers_only(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_RECLAIMS), 0);
 	/* Until every buffer out is older than that (375 ms and more on a
 	 * loaded machine). */
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	wait = pool_likely_back(s->pool) / 1000000 + 50;
 	pthread_mutex_unlock(s->pool->lock);
 	sleep_ms((unsigned int)wait);
@@ -1535,7 +1524,7 @@ static void test_worker_per_heap(void **pstate)
 	assert_int_equal(ion_pool_set_hints(other, "2x64K"), 0);
 	hold_refill(s, "2x64K");
 	pthread_mutex_lock(&ion_ctx_pools(s->ctx)->lock);
-	pthread_mutex_lock(other->lock);
+	pool_lock(other);
 	other->background = true;
 	pthread_mutex_unlock(other->lock);
 	r = pool_start_worker_for(other, "other-heap");
@@ -1774,7 +1763,7 @@ static void test_fork_during_refill(void **pstate)
 		bool empty;
 
 		close(gate[1]);
-		pthread_mutex_lock(p->lock);
+		pool_lock(p);
 		empty = p->n_bufs == 0;
 		pthread_mutex_unlock(p->lock);
 		/* Its own fd of the buffer only: the anchor was closed.  It
@@ -1830,7 +1819,7 @@ static void test_fork_while_releasing(void **pstate)
 
 	assert_int_equal(ion_pool_set_hints(s->pool, "1x64K"), 0);
 	assert_int_equal(ion_pool_prefill(s->pool), 0);
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	assert_int_equal(s->pool->n_bufs, 1);
 	fd = s->pool->bufs[0].fd;
 	pool_detach_to_release(s->pool, 0, false, &b, &r);
@@ -1958,7 +1947,7 @@ static size_t spares_of(struct state *s, int spare[], size_t want)
 
 	do {
 		n = 0;
-		pthread_mutex_lock(s->pool->lock);
+		pool_lock(s->pool);
 		for (size_t i = 0; i < s->pool->n_bufs; i++)
 			if (s->pool->bufs[i].state == BUF_FREE && s->pool->bufs[i].spare >= 0)
 				spare[n++] = s->pool->bufs[i].spare;
@@ -2019,7 +2008,7 @@ static bool slots_filled(struct state *s, unsigned int n, int fd[], ino_t ino[])
 	do {
 		size_t k = 0;
 
-		pthread_mutex_lock(s->pool->lock);
+		pool_lock(s->pool);
 		done = n ? s->pool->n_slotted >= n : s->pool->n_slotted == 0;
 		for (size_t i = 0; i < s->pool->n_bufs; i++)
 			if (s->pool->bufs[i].slot >= 0 && k < POOL_SLOTS) {
@@ -2090,7 +2079,7 @@ static void test_get_takes_slot_without_lock(void **pstate)
 	int r;
 
 	slot_up(s, "2x64K", 2, slot_fd, ino);
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	r = pthread_create(&t, NULL, slot_get_main, &g);
 	quick = r == 0 && wait_flag(&g.done, 1000);
 	pthread_mutex_unlock(s->pool->lock);
@@ -2105,7 +2094,7 @@ static void test_get_takes_slot_without_lock(void **pstate)
 	assert_int_not_equal(g.fd[0], g.fd[1]);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 2);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 2);
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	slot_hits = s->pool->slot_hits;
 	pthread_mutex_unlock(s->pool->lock);
 	assert_int_equal(slot_hits, 2);
@@ -2120,6 +2109,114 @@ static void test_get_takes_slot_without_lock(void **pstate)
 	g.fd[0] = get(s, KiB(64));
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_HITS), 3);
 	assert_int_equal(ion_pool_put(s->pool, g.fd[0], 0), 0);
+}
+
+/* One get of 64K by another thread. */
+struct timed_get {
+	struct ion_pool *pool;
+	int fd, r;
+	atomic_bool done;
+};
+
+static void *timed_get_main(void *data)
+{
+	struct timed_get *g = data;
+
+	g->r = ion_pool_get(g->pool, KiB(64), &g->fd);
+	atomic_store(&g->done, true);
+	return NULL;
+}
+
+static ino_t inode_of(int fd)
+{
+	struct stat st;
+
+	assert_int_equal(fstat(fd, &st), 0);
+	return st.st_ino;
+}
+
+/* A get of 64K in another thread while this one holds the pool's lock
+ * (pthread's own: the buffers waiting are not entered); whether it was
+ * done within ms, the lock still held.  The lock is let go after. */
+static bool get_past_lock(struct state *s, struct timed_get *g, unsigned int ms)
+{
+	pthread_t t;
+	bool done;
+	int r;
+
+	*g = (struct timed_get){ .pool = s->pool, .fd = -1, .r = 1 };
+	pthread_mutex_lock(s->pool->lock);
+	r = pthread_create(&t, NULL, timed_get_main, g);
+	done = r == 0 && wait_flag(&g->done, ms);
+	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(r, 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	return done;
+}
+
+/*
+ * A get waits for the pool's lock at most as long as an allocation took
+ * (a holder the host deschedules keeps it for milliseconds), then
+ * allocates without it.  The lock's next holder enters the buffer: a put
+ * finds it, and the miss is counted.  Before any allocation was timed,
+ * a get waits for the lock as long as it takes.
+ */
+static void test_get_allocates_past_held_lock(void **pstate)
+{
+	struct state *s = *pstate;
+	struct timed_get g;
+	int total = fd_count(NULL), first;
+
+	/* Nothing timed yet: the get waits for the lock. */
+	assert_int_equal(atomic_load(&s->pool->lock_wait_ns), 0);
+	assert_false(get_past_lock(s, &g, 100));
+	assert_int_equal(g.r, 0);
+	first = g.fd;
+	assert_true(atomic_load(&s->pool->lock_wait_ns) > 0);
+	/* Timed: past it, the get allocates with the lock still held. */
+	assert_true(get_past_lock(s, &g, 2000));
+	assert_int_equal(g.r, 0);
+	assert_int_equal(fds_on(g.fd), 2); /* the caller's and the anchor */
+	assert_int_not_equal(inode_of(g.fd), inode_of(first));
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 2);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 2);
+	assert_null(atomic_load(&s->pool->adopt));
+	assert_int_equal(ion_pool_put(s->pool, g.fd, 0), 0);
+	assert_int_equal(ion_pool_put(s->pool, first, 0), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
+	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BYTES_HELD), KiB(128));
+	/* Two anchors are all the fds it added. */
+	assert_int_equal(fd_count(NULL), total + 2);
+}
+
+/*
+ * fork() while a buffer a get allocated waits to be entered: the child
+ * closes its copy of the anchor, which no entry names yet, and keeps
+ * only the caller's fd; the parent enters it as before.
+ */
+static void test_fork_with_buffer_to_adopt(void **pstate)
+{
+	struct state *s = *pstate;
+	struct timed_get g;
+	int status;
+	pid_t pid;
+
+	close(get(s, KiB(64))); /* an allocation timed */
+	assert_true(get_past_lock(s, &g, 2000));
+	assert_int_equal(g.r, 0);
+	assert_non_null(atomic_load(&s->pool->adopt));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(fds_on(g.fd) == 1 && atomic_load(&s->pool->adopt) == NULL ? 0 : 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (WEXITSTATUS(status))
+		print_error("the child kept the anchor of a buffer waiting to be entered\n");
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(fds_on(g.fd), 2);
+	assert_int_not_equal(anchor_of(s, g.fd), -1); /* entered at last */
+	assert_int_equal(ion_pool_put(s->pool, g.fd, 0), 0);
 }
 
 /*
@@ -2137,7 +2234,7 @@ static void test_takes_settled_in_order(void **pstate)
 	bool full = true;
 
 	slot_up(s, "2x64K", 2, slot_fd, ino);
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	t = pool_now_ns();
 	s->pool->last_get_ns = 0;
 	s->pool->gap_ns = 0;
@@ -2202,7 +2299,7 @@ static void test_slot_emptied_before_trim(void **pstate)
 	 * and, after, every slotted one dropped (as a pool's end does):
 	 * the expiry leaves it out, the drop leaves the caller's fd open. */
 	assert_true(slots_filled(s, 1, slot_fd, ino));
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	fd = pool_slot_take(s->pool, KiB(64));
 	for (size_t i = 0; i < s->pool->n_bufs; i++)
 		if (s->pool->bufs[i].state == BUF_FREE)
@@ -2216,7 +2313,7 @@ static void test_slot_emptied_before_trim(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 1);
 	assert_int_equal(ion_pool_put(s->pool, fd, 0), 0);
 	assert_true(slots_filled(s, 1, slot_fd, ino));
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	fd = pool_slot_take(s->pool, KiB(64));
 	for (size_t i = 0; i < s->pool->n_bufs; i++)
 		if (s->pool->bufs[i].slot >= 0)
@@ -2379,7 +2476,7 @@ static void test_refill_keeps_the_limit(void **pstate)
 	/* The refill noted its allocation's cost when it took the lock
 	 * back, and chose in the same hold whether the buffer stays. */
 	for (end = now_ms() + 5000; !cost && now_ms() < end; sleep_ms(1)) {
-		pthread_mutex_lock(s->pool->lock);
+		pool_lock(s->pool);
 		cost = s->pool->alloc_ns_mib;
 		pthread_mutex_unlock(s->pool->lock);
 	}
@@ -2406,7 +2503,7 @@ static void *charge_loop(void *arg)
 
 	pthread_barrier_wait(c->start);
 	for (int k = 0; k < 100000; k++) {
-		pthread_mutex_lock(c->pool->lock);
+		pool_lock(c->pool);
 		if (pool_charge(c->pool, KiB(4))) {
 			c->charged++;
 			c->over += atomic_load_explicit(&all->held, memory_order_relaxed) > KiB(8);
@@ -2438,7 +2535,7 @@ static void test_context_limit_across_pools(void **pstate)
 	unsigned long long charged = 0;
 
 	assert_int_equal(ion_ctx_set_pool_limit(s->ctx, KiB(8)), 0);
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	assert_true(pool_charge(s->pool, KiB(4)));
 	assert_true(pool_charge(s->pool, KiB(4)));
 	assert_false(pool_charge(s->pool, KiB(4)));
@@ -2479,7 +2576,7 @@ static unsigned long long get_wakes_of(struct state *s)
 	unsigned long long n;
 
 	(void)stat_of(s->pool, ION_POOL_STAT_HITS); /* settles the takes */
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	n = s->pool->get_wakes;
 	pthread_mutex_unlock(s->pool->lock);
 	return n;
@@ -2545,7 +2642,7 @@ static void test_paced_stream_wakes_nobody(void **pstate)
 	 * first at the watermark wakes it (the pool kept some ahead, as many
 	 * as it holds at most; closed, they stay out until a count). */
 	wakes = get_wakes_of(s);
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	n = s->pool->n_bufs;
 	pthread_mutex_unlock(s->pool->lock);
 	for (size_t k = 0; k <= n && get_wakes_of(s) == wakes; k++)
@@ -2600,7 +2697,7 @@ static void test_slot_take_after_stream_wakes(void **pstate)
 	end = now_ms() + 5000;
 	do {
 		sleep_ms(150);
-		pthread_mutex_lock(s->pool->lock);
+		pool_lock(s->pool);
 		clean = pool_clean(s->pool, KiB(64));
 		mark = pool_want(s->pool, 0) / 2;
 		full = 0;
@@ -2656,7 +2753,7 @@ static void test_uncounted_in_slots(void **pstate)
 		fds[k] = get(s, KiB(64));
 	for (int k = 0; k < 4; k++)
 		assert_int_equal(ion_pool_put(s->pool, fds[k], ION_POOL_VOUCH), 0);
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	for (size_t i = 0; i < s->pool->n_bufs; i++)
 		assert_false(s->pool->bufs[i].counted);
 	slot_hits = s->pool->slot_hits;
@@ -2678,7 +2775,7 @@ static void test_uncounted_in_slots(void **pstate)
 		for (int j = 0; j < k; j++)
 			assert_true(inos[j] != inos[k]);
 	}
-	pthread_mutex_lock(s->pool->lock);
+	pool_lock(s->pool);
 	pool_settle(s->pool);
 	assert_true(s->pool->slot_hits >= slot_hits + 2);
 	/* Out, each, and none the pool's any more: the caller holds the only fd. */
@@ -2748,7 +2845,7 @@ static void test_heap_pool_uncounted_in_slots(void **pstate)
 	}
 	/* Full again: the worker's pass after the last takes has run. */
 	full = full && slots_full(pool, 2);
-	pthread_mutex_lock(pool->lock);
+	pool_lock(pool);
 	for (size_t i = 0; i < pool->n_bufs; i++)
 		assert_false(pool->bufs[i].counted);
 	slot_hits = pool->slot_hits;
@@ -2824,6 +2921,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get_reads_counts_of_old_buffers_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hit_hands_over_a_spare, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_get_takes_slot_without_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_get_allocates_past_held_lock, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fork_with_buffer_to_adopt, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_slot_emptied_before_trim, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_takes_settled_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_kept_mapping_is_not_a_holder, setup, teardown),
