@@ -54,6 +54,7 @@ static void adopt(struct ion_pool *pool, const struct pool_adopt *a)
 		/* A get the lock did not see: a miss, and a step of the
 		 * stream's pace unless a later get was noted already. */
 		pool->stats[ION_POOL_STAT_MISSES]++;
+		pool->past_lock++;
 		if (a->get_ns > pool->last_get_ns)
 			pool_note_get(pool, a->get_ns);
 	}
@@ -99,10 +100,12 @@ void pool_adopt_fork_child(struct ion_pool *pool)
 
 bool pool_lock_within(struct ion_pool *pool)
 {
-	uint64_t wait = atomic_load_explicit(&pool->lock_wait_ns, memory_order_relaxed);
+	uint64_t wait = atomic_load_explicit(&pool->lock_wait_ns, memory_order_relaxed), t0 = 0;
 	struct timespec until;
 	int r = pthread_mutex_trylock(pool->lock);
 
+	if (r == EBUSY)
+		t0 = pool_now_ns();
 	if (r == EBUSY && !wait) {
 		r = pthread_mutex_lock(pool->lock);
 	} else if (r == EBUSY) {
@@ -120,6 +123,13 @@ bool pool_lock_within(struct ion_pool *pool)
 	}
 	if (r != 0)
 		return false;
+	if (t0) {
+		uint64_t waited = pool_now_ns() - t0;
+
+		pool->lock_waits++;
+		if (waited > pool->lock_wait_max_ns)
+			pool->lock_wait_max_ns = waited;
+	}
 	pool_locked(pool);
 	return true;
 }

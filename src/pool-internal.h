@@ -226,6 +226,9 @@ struct ion_pool {
 	 * gets woke the worker, how many puts; how many hits a slot gave. */
 	unsigned long long scrubs, get_scrubs, scrub_ns, scrub_ns_max, get_wakes, put_wakes;
 	unsigned long long slot_hits;
+	/* Gets that found the lock held and waited for it, the longest
+	 * wait (ns), and those that allocated past it (pool-adopt.c). */
+	unsigned long long lock_waits, lock_wait_max_ns, past_lock;
 	/* Whether the log said that its mappings cannot be kept (no
 	 * madvise): once a pool. */
 	atomic_bool map_told;

@@ -121,12 +121,14 @@ void pool_free(struct ion_pool *pool)
 	pthread_mutex_unlock(pool->lock);
 	ion_dbg(pool->ctx, "%spool done: %llu hits, %llu misses, %llu refills, %llu reclaims, %llu trims, %llu bytes at most; "
 		"%llu zeroings (%llu by a get), %llu us on average, %llu us at most; %llu wake-ups by a get, %llu by a put; %llu hits from a slot; "
+		"%llu gets waited for the lock, %llu us at most, %llu allocated past it; "
 		"a MiB allocated in %llu us, zeroed in %llu (moving averages; 0: not measured)",
 		pool->heap_pool ? "heap " : "", st[ION_POOL_STAT_HITS], st[ION_POOL_STAT_MISSES],
 		st[ION_POOL_STAT_REFILLS], st[ION_POOL_STAT_RECLAIMS], st[ION_POOL_STAT_TRIMS],
 		st[ION_POOL_STAT_HIGH_WATER], pool->scrubs, pool->get_scrubs,
 		pool->scrubs ? pool->scrub_ns / pool->scrubs / 1000 : 0, pool->scrub_ns_max / 1000,
 		pool->get_wakes, pool->put_wakes, pool->slot_hits,
+		pool->lock_waits, pool->lock_wait_max_ns / 1000, pool->past_lock,
 		(unsigned long long)pool->alloc_ns_mib / 1000, (unsigned long long)pool->scrub_ns_mib / 1000);
 	pool_lock(pool);
 	while (pool->n_bufs)

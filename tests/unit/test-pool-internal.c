@@ -2166,6 +2166,7 @@ static void test_get_allocates_past_held_lock(void **pstate)
 	struct state *s = *pstate;
 	struct timed_get g;
 	int total = fd_count(NULL), first;
+	unsigned long long waits, past;
 
 	/* Nothing timed yet: the get waits for the lock. */
 	assert_int_equal(atomic_load(&s->pool->lock_wait_ns), 0);
@@ -2181,6 +2182,13 @@ static void test_get_allocates_past_held_lock(void **pstate)
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_MISSES), 2);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 2);
 	assert_null(atomic_load(&s->pool->adopt));
+	/* For the log at the pool's end: one wait, one get past the lock. */
+	pool_lock(s->pool);
+	waits = s->pool->lock_waits;
+	past = s->pool->past_lock;
+	pthread_mutex_unlock(s->pool->lock);
+	assert_int_equal(waits, 1);
+	assert_int_equal(past, 1);
 	assert_int_equal(ion_pool_put(s->pool, g.fd, 0), 0);
 	assert_int_equal(ion_pool_put(s->pool, first, 0), 0);
 	assert_int_equal(stat_of(s->pool, ION_POOL_STAT_BUFFERS_OUT), 0);
