@@ -59,6 +59,9 @@ struct pool_buf {
 	/* Its anchor is being dup'ed by the worker without the lock: a
 	 * detach leaves the anchor open until that is done (pool_detach()). */
 	bool duping;
+	/* Dirty, kept to measure zeroing again (pool_scrub_probe()): the
+	 * worker zeroes it whatever the costs say. */
+	bool probe;
 };
 
 /* The spare fds a worker's pass makes at most: the next makes the rest. */
@@ -187,6 +190,9 @@ struct ion_pool {
 	/* When allocation was last measured, and when the worker last
 	 * released a buffer to measure it again (pool_alloc_probe()). */
 	uint64_t alloc_noted_ns, probe_ns;
+	/* The same for zeroing: when it was last measured, and when the
+	 * worker last zeroed a buffer to measure it (pool_scrub_probe()). */
+	uint64_t scrub_noted_ns, scrub_probe_ns;
 	unsigned long long max_bytes;
 	uint64_t expiry_ns;
 	unsigned long long held;
@@ -324,19 +330,25 @@ int pool_get_size(struct ion_pool *pool, size_t size, int *ret_fd);
 
 /* ---- zeroing and its cost (pool-scrub.c) ---- */
 /* Zeroes b, one of pool's (unless !zero), and ends CPU access; 0 or a
- * negative errno. */
-int pool_scrub(struct ion_pool *pool, struct pool_buf *b, bool zero);
-/* Called with the lock held: a zeroing of size begun at t0 is done (by a
- * get or the refill worker; first: it mapped the buffer too), for the
- * costs and the figures logged at the pool's end. */
-void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool first, bool by_get);
-/* Called with the lock held: an allocation of size begun at t0 is done.
- * A cost measured over a second before is replaced, not averaged. */
-void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size);
+ * negative errno.  *ns (if ns): what it took, less the making of a
+ * mapping that the pool keeps from now on. */
+int pool_scrub(struct ion_pool *pool, struct pool_buf *b, bool zero, uint64_t *ns);
+/* Called with the lock held: a zeroing of size that took ns is done (by
+ * a get or the refill worker), for the costs and the figures logged at
+ * the pool's end.  A cost of zeroing measured over a second before is
+ * replaced, not averaged. */
+void pool_note_scrub(struct ion_pool *pool, uint64_t ns, size_t size, bool by_get);
+/* Called with the lock held: an allocation of size took ns.  A cost
+ * measured over a second before is replaced, not averaged. */
+void pool_note_alloc(struct ion_pool *pool, uint64_t ns, size_t size);
 /* Called with the lock held: whether the worker, which zeroes, releases a
  * returned buffer of size now (and allocates its replacement) to measure
  * allocation again; at most once a second.  Notes the probe. */
 bool pool_alloc_probe(struct ion_pool *pool, size_t size, uint64_t now);
+/* Called with the lock held: whether a returned buffer is zeroed now
+ * where allocation was measured cheaper, to measure zeroing again (its
+ * last measure over a second old); at most once a second.  Notes it. */
+bool pool_scrub_probe(struct ion_pool *pool, uint64_t now);
 /* Called with the lock held: whether the worker refills size's class by
  * allocation (the kernel zeroes a fresh buffer), as measured: allocation
  * twice as cheap as zeroing one, or quicker at all where zeroing one

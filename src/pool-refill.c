@@ -50,8 +50,8 @@ static void scrub_unlocked(struct ion_pool *pool)
 	for (;;) {
 		struct pool_releasing releasing;
 		struct pool_buf copy;
-		bool zero, found = false, release = false, mapped;
-		uint64_t t0;
+		bool zero, found = false, release = false;
+		uint64_t ns;
 		int r;
 
 		zero = pool->zero;
@@ -60,10 +60,14 @@ static void scrub_unlocked(struct ion_pool *pool)
 				continue;
 			found = true;
 			/* A fresh one costs less, or allocation is measured
-			 * again: pool_fill() allocates it. */
-			release = zero && pool->scrub_ns_mib &&
-				  (pool_alloc_cheaper(pool, pool->bufs[i].size) ||
+			 * again: pool_fill() allocates it.  Unless it was
+			 * kept to measure zeroing again, or is zeroed now for
+			 * that. */
+			release = zero && pool->scrub_ns_mib && !pool->bufs[i].probe &&
+				  ((pool_alloc_cheaper(pool, pool->bufs[i].size) &&
+				    !pool_scrub_probe(pool, pool_now_ns())) ||
 				   pool_alloc_probe(pool, pool->bufs[i].size, pool_now_ns()));
+			pool->bufs[i].probe = false;
 			if (release) {
 				pool_detach_to_release(pool, i, false, &copy, &releasing);
 			} else {
@@ -79,11 +83,9 @@ static void scrub_unlocked(struct ion_pool *pool)
 			pool_lock(pool);
 			continue;
 		}
-		t0 = pool_now_ns();
-		mapped = copy.map != NULL;
-		r = pool_scrub(pool, &copy, zero);
+		r = pool_scrub(pool, &copy, zero, &ns);
 		pool_lock(pool);
-		pool_note_scrub(pool, t0, copy.size, copy.map && !mapped, false);
+		pool_note_scrub(pool, ns, copy.size, false);
 		found = false;
 		for (size_t i = 0; i < pool->n_bufs && !found; i++)
 			if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB) {
@@ -399,12 +401,13 @@ static int fill_one(struct ion_pool *pool, size_t size)
 	const struct ion_heap *heap = NULL;
 	bool counted = false, forked;
 	struct stat st;
-	uint64_t t0;
+	uint64_t t0, took;
 	int fd, r;
 
 	pthread_mutex_unlock(pool->lock);
 	t0 = pool_now_ns();
 	r = pool->ops->alloc(pool->solution, size, &fd, &heap);
+	took = pool_now_ns() - t0; /* not the wait for the lock below */
 	if (r == 0 && fstat(fd, &st) < 0) {
 		r = neg_errno();
 		close(fd);
@@ -414,7 +417,7 @@ static int fill_one(struct ion_pool *pool, size_t size)
 	pool_lock(pool);
 	if (r < 0)
 		return r;
-	pool_note_alloc(pool, t0, size);
+	pool_note_alloc(pool, took, size);
 	forked = atomic_load_explicit(&forks, memory_order_relaxed) != forks_before;
 	/* Puts, or other pools of the context, may have filled it to a
 	 * limit meanwhile: the room was there before the lock was dropped,

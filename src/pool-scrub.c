@@ -65,8 +65,9 @@ static void *scrub_map(struct ion_pool *pool, struct pool_buf *b)
 }
 
 /* Zeroes a buffer and ends CPU access, so that its caches are clean
- * before a device sees it.  0 or a negative errno (the buffer goes then). */
-int pool_scrub(struct ion_pool *pool, struct pool_buf *b, bool zero)
+ * before a device sees it; *from, if 0, becomes the time a mapping made
+ * here and kept was made.  0 or a negative errno (the buffer goes then). */
+static int scrub(struct ion_pool *pool, struct pool_buf *b, bool zero, uint64_t *from)
 {
 	void *p;
 	int r;
@@ -78,6 +79,8 @@ int pool_scrub(struct ion_pool *pool, struct pool_buf *b, bool zero)
 	p = scrub_map(pool, b);
 	if (!p)
 		return neg_errno();
+	if (p == b->map && *from == 0)
+		*from = pool_now_ns();
 	r = ion_sync(b->fd, ION_SYNC_START | ION_SYNC_WRITE);
 	if (r == 0) {
 		memset(p, 0, b->size);
@@ -88,42 +91,66 @@ int pool_scrub(struct ion_pool *pool, struct pool_buf *b, bool zero)
 	return r;
 }
 
-/* The moving average of a cost, in ns a MiB: the newest weighs 1/4. */
+int pool_scrub(struct ion_pool *pool, struct pool_buf *b, bool zero, uint64_t *ns)
+{
+	uint64_t t0 = pool_now_ns(), from = b->map ? t0 : 0;
+	int r = scrub(pool, b, zero, &from);
+
+	/* A mapping made now and kept is no part of what the next zeroing
+	 * costs (tens of ms for 8 MiB of CMA under emulation, which would
+	 * pass for a slow memset); one made for each zeroing is. */
+	if (ns)
+		*ns = pool_now_ns() - (from ? from : t0);
+	return r;
+}
+
+/*
+ * The moving average of a cost, in ns a MiB: the newest weighs 1/4, and
+ * counts as four times the average at most.  One measure taken while the
+ * host descheduled the vCPU must not swing the choice of a refill: in
+ * the 5.10 VM one zeroing of 4 KiB took 5 ms (1.3 s a MiB), the pool
+ * judged allocation 18 times cheaper, and a 240/s stream that refilled
+ * by allocation missed 50 of its 1200 gets.
+ */
 static void cost_add(uint64_t *avg, uint64_t ns, size_t size)
 {
 	uint64_t per_mib = size ? ns * (1u << 20) / size : 0;
 
+	if (*avg && per_mib > 4 * *avg)
+		per_mib = 4 * *avg;
 	*avg = *avg ? (3 * *avg + per_mib) / 4 : per_mib + !per_mib;
-}
-
-void pool_note_scrub(struct ion_pool *pool, uint64_t t0, size_t size, bool first, bool by_get)
-{
-	uint64_t ns = pool_now_ns() - t0;
-
-	pool->scrubs++;
-	pool->get_scrubs += by_get;
-	pool->scrub_ns += ns;
-	if (ns > pool->scrub_ns_max)
-		pool->scrub_ns_max = ns;
-	/* Not a first zeroing, which maps the buffer too (tens of ms for
-	 * 8 MiB of CMA under emulation) and would pass for a slow memset. */
-	if (pool->zero && !first)
-		cost_add(&pool->scrub_ns_mib, ns, size);
 }
 
 /* A cost measured longer ago than this is of another moment (the
  * stream's start, another stream): the next measure replaces it. */
 #define COST_STALE_NS 1000000000ull
 
-void pool_note_alloc(struct ion_pool *pool, uint64_t t0, size_t size)
+void pool_note_scrub(struct ion_pool *pool, uint64_t ns, size_t size, bool by_get)
+{
+	uint64_t now = pool_now_ns();
+
+	pool->scrubs++;
+	pool->get_scrubs += by_get;
+	pool->scrub_ns += ns;
+	if (ns > pool->scrub_ns_max)
+		pool->scrub_ns_max = ns;
+	if (!pool->zero)
+		return;
+	if (pool->scrub_noted_ns && now - pool->scrub_noted_ns > COST_STALE_NS)
+		pool->scrub_ns_mib = 0;
+	cost_add(&pool->scrub_ns_mib, ns, size);
+	pool->scrub_noted_ns = now;
+}
+
+void pool_note_alloc(struct ion_pool *pool, uint64_t ns, size_t size)
 {
 	uint64_t now = pool_now_ns();
 
 	if (pool->alloc_noted_ns && now - pool->alloc_noted_ns > COST_STALE_NS)
 		pool->alloc_ns_mib = 0;
-	cost_add(&pool->alloc_ns_mib, now - t0, size);
+	cost_add(&pool->alloc_ns_mib, ns, size);
 	pool->alloc_noted_ns = now;
-	pool_note_alloc_wait(pool, now - t0);
+	pool_note_alloc_wait(pool, ns);
 }
 
 /* What zeroing one buffer of size costs, as measured (0: not yet). */
@@ -187,6 +214,23 @@ bool pool_alloc_probe(struct ion_pool *pool, size_t size, uint64_t now)
 	    zero_one_ns(pool, size) <= pool->gap_ns)
 		return false;
 	pool->probe_ns = now;
+	return true;
+}
+
+/*
+ * The other way round: a pool that refills by allocation zeroes nothing,
+ * so its cost of zeroing, once measured dearer, would never be measured
+ * again, however wrong (a vCPU descheduled during the measure).  So the
+ * worker zeroes one returned buffer a second where it would release it,
+ * once zeroing was last measured over a second ago: one memset a second
+ * where allocation is truly cheaper.
+ */
+bool pool_scrub_probe(struct ion_pool *pool, uint64_t now)
+{
+	if (!pool->scrub_noted_ns || pool->refill_after_ns ||
+	    now - pool->scrub_noted_ns <= COST_STALE_NS || now - pool->scrub_probe_ns <= COST_STALE_NS)
+		return false;
+	pool->scrub_probe_ns = now;
 	return true;
 }
 

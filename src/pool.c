@@ -275,8 +275,8 @@ static ssize_t take_free(struct ion_pool *pool, size_t size)
 static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 {
 	struct pool_buf copy;
-	bool zero = pool->zero, mapped;
-	uint64_t t0;
+	bool zero = pool->zero;
+	uint64_t ns;
 	ssize_t i;
 	int r;
 
@@ -288,11 +288,9 @@ static ssize_t scrub_one(struct ion_pool *pool, size_t size)
 	pool->bufs[i].state = BUF_SCRUB;
 	copy = pool->bufs[i];
 	pthread_mutex_unlock(pool->lock);
-	t0 = pool_now_ns();
-	mapped = copy.map != NULL;
-	r = pool_scrub(pool, &copy, zero);
+	r = pool_scrub(pool, &copy, zero, &ns);
 	pool_lock(pool);
-	pool_note_scrub(pool, t0, copy.size, copy.map && !mapped, true);
+	pool_note_scrub(pool, ns, copy.size, true);
 	/* Found again by its anchor: other buffers may have moved. */
 	for (i = 0; i < (ssize_t)pool->n_bufs; i++)
 		if (pool->bufs[i].fd == copy.fd && pool->bufs[i].state == BUF_SCRUB)
@@ -358,6 +356,7 @@ void pool_mark_out(struct ion_pool *pool, struct pool_buf *b, uint64_t now)
 	b->outs++;
 	b->recheck_ns = 0; /* a new holder: looked at from the next get on */
 	b->held_seen = 0;
+	b->probe = false;
 	pool_account(pool, -(long long)b->size);
 	pool->stats[ION_POOL_STAT_HITS]++;
 }
@@ -618,9 +617,12 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone,
 	}
 	/* Measured cheaper to allocate than to zero: released here, as a
 	 * close without a pool would (the worker allocates a fresh one),
-	 * so that returned buffers never pile up waiting for it. */
+	 * so that returned buffers never pile up waiting for it; but one a
+	 * second is kept for the worker to zero, which measures zeroing
+	 * again (pool_scrub_probe()). */
 	if (worker && pool->zero && pool->alloc_ns_mib && pool->scrub_ns_mib &&
-	    pool_alloc_cheaper(pool, pool->bufs[i].size)) {
+	    pool_alloc_cheaper(pool, pool->bufs[i].size) &&
+	    !(pool->bufs[i].probe = pool_scrub_probe(pool, pool_now_ns()))) {
 		pool_detach_to_release(pool, i, false, gone, r);
 		return true;
 	}
@@ -631,7 +633,7 @@ static bool take_back(struct ion_pool *pool, size_t i, struct pool_buf *gone,
 	}
 	pool->bufs[i].state = BUF_DIRTY;
 	if (!worker) {
-		if (pool_scrub(pool, &pool->bufs[i], pool->zero) < 0) {
+		if (pool_scrub(pool, &pool->bufs[i], pool->zero, NULL) < 0) {
 			pool_drop(pool, i, false);
 		} else {
 			pool->bufs[i].state = BUF_FREE;

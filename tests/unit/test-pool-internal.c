@@ -913,12 +913,12 @@ static void test_stale_alloc_cost_measured_again(void **pstate)
 	/* 50 ms a MiB, measured just now: a 1 ms allocation averages in */
 	pool->alloc_ns_mib = 50000000;
 	pool->alloc_noted_ns = now;
-	pool_note_alloc(pool, pool_now_ns() - 1000000, MiB(1));
+	pool_note_alloc(pool, 1000000, MiB(1));
 	fresh = pool->alloc_ns_mib;
 	/* ... measured 2 s ago: it is replaced */
 	pool->alloc_ns_mib = 50000000;
 	pool->alloc_noted_ns = pool_now_ns() - 2000000000ull;
-	pool_note_alloc(pool, pool_now_ns() - 1000000, MiB(1));
+	pool_note_alloc(pool, 1000000, MiB(1));
 	replaced = pool->alloc_ns_mib;
 	/* The probe: 8 MiB zeroed in 6 ms against a gap of 4.2, allocation
 	 * measured 2 s ago; once, then not again within the second. */
@@ -942,16 +942,87 @@ static void test_stale_alloc_cost_measured_again(void **pstate)
 	pool->gap_ns = 0;
 	slow = pool_alloc_probe(pool, MiB(8), now);
 	pthread_mutex_unlock(pool->lock);
-	/* (3 * 50 + 1) / 4 ms, and 1 ms (or more, where this thread was
-	 * preempted: a loaded machine's sanitizer run) */
-	assert_true(fresh >= 37500000);
-	assert_true(replaced >= 1000000 && replaced < 20000000);
+	/* (3 * 50 + 1) / 4 ms, and 1 ms */
+	assert_int_equal(fresh, 37750000);
+	assert_int_equal(replaced, 1000000);
 	assert_true(stale_probe);
 	assert_false(again);
 	assert_false(fresh_probe);
 	assert_false(keeps_up);
 	assert_false(full);
 	assert_false(slow);
+}
+
+/*
+ * The other way round: a pool that refills by allocation zeroes nothing,
+ * so a cost of zeroing measured too dear (one memset of 4 KiB timed at
+ * 5 ms while the host descheduled the vCPU: 1.3 s a MiB) would stand for
+ * ever.  A put keeps one returned buffer a second for the worker to zero
+ * where it would release it, once zeroing was last measured over a
+ * second ago, and that measure replaces the stale one.  And one measure
+ * counts as four times the average at most.
+ */
+static void test_stale_scrub_cost_measured_again(void **pstate)
+{
+	struct state *s = *pstate;
+	struct ion_pool *pool = s->pool;
+	uint64_t now, clamped, replaced = UINT64_MAX, end;
+	bool stale_probe, again, fresh_probe, full;
+	int fd, second;
+
+	pool_lock(pool);
+	now = pool_now_ns();
+	/* 1 ms a MiB; an allocation of 1 MiB timed at 100 ms counts as 4 */
+	pool->alloc_ns_mib = 1000000;
+	pool->alloc_noted_ns = now;
+	pool_note_alloc(pool, 100000000ull, MiB(1));
+	clamped = pool->alloc_ns_mib;
+	pool->alloc_ns_mib = 0;
+	pool->alloc_noted_ns = 0;
+	/* the probe: zeroing measured 2 s ago; once, then not within the
+	 * second; not if measured lately, nor where the heap was full */
+	pool->scrub_noted_ns = now - 2000000000ull;
+	stale_probe = pool_scrub_probe(pool, now);
+	again = pool_scrub_probe(pool, now + 500000000ull);
+	pool->scrub_probe_ns = 0;
+	pool->scrub_noted_ns = now - 100000000ull;
+	fresh_probe = pool_scrub_probe(pool, now);
+	pool->scrub_noted_ns = now - 2000000000ull;
+	pool->refill_after_ns = now + 1000000000ull;
+	full = pool_scrub_probe(pool, now);
+	pool->refill_after_ns = 0;
+	pool->scrub_probe_ns = 0;
+	pthread_mutex_unlock(pool->lock);
+	assert_int_equal(clamped, 1750000); /* (3 * 1 + 4) / 4 ms */
+	assert_true(stale_probe);
+	assert_false(again);
+	assert_false(fresh_probe);
+	assert_false(full);
+
+	/* In a pool: allocation measured 2600 times cheaper, zeroing's
+	 * cost 2 s old.  The first put keeps its buffer, the second (within
+	 * the second) releases its own. */
+	fd = get_with_worker_held(s);
+	second = get(s, KiB(64));
+	set_costs(pool, 500000, 1300000000ull);
+	pool_lock(pool);
+	pool->scrub_noted_ns = pool_now_ns() - 2000000000ull;
+	pthread_mutex_unlock(pool->lock);
+	assert_int_equal(ion_pool_put(pool, fd, 0), 0);
+	assert_int_equal(stat_of(pool, ION_POOL_STAT_BYTES_HELD), KiB(64));
+	assert_int_equal(ion_pool_put(pool, second, 0), 0);
+	assert_int_equal(stat_of(pool, ION_POOL_STAT_BYTES_HELD), KiB(64));
+	/* The worker zeroes the one kept: its measure replaces 1.3 s. */
+	atomic_store(&block_allocs, false);
+	end = now_ms() + 5000;
+	while (replaced >= 975000000ull && now_ms() < end) {
+		sleep_ms(1);
+		pool_lock(pool);
+		replaced = pool->scrub_ns_mib;
+		pthread_mutex_unlock(pool->lock);
+	}
+	assert_true(replaced < 975000000ull); /* averaged, it would be 3/4 of 1.3 s */
+	assert_int_equal(ion_pool_set_background(pool, 0), 0);
 }
 
 /* Called without the lock: pool_clean() of class size. */
@@ -2940,6 +3011,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_get_takes_the_quicker_way, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_alloc_where_zeroing_falls_behind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_alloc_cost_measured_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_scrub_cost_measured_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_full_heap_keeps_returned, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refill_keeps_the_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_context_limit_across_pools, setup, teardown),
