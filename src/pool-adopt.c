@@ -98,17 +98,16 @@ void pool_adopt_fork_child(struct ion_pool *pool)
 	}
 }
 
-bool pool_lock_within(struct ion_pool *pool)
+bool pool_lock_wait(struct ion_pool *pool)
 {
-	uint64_t wait = atomic_load_explicit(&pool->lock_wait_ns, memory_order_relaxed), t0 = 0;
+	uint64_t wait = atomic_load_explicit(&pool->lock_wait_ns, memory_order_relaxed);
+	uint64_t t0 = pool_now_ns(), waited;
 	struct timespec until;
-	int r = pthread_mutex_trylock(pool->lock);
+	int r;
 
-	if (r == EBUSY)
-		t0 = pool_now_ns();
-	if (r == EBUSY && !wait) {
+	if (!wait) {
 		r = pthread_mutex_lock(pool->lock);
-	} else if (r == EBUSY) {
+	} else {
 		/* CLOCK_REALTIME, as pthread_mutex_timedlock() wants (the
 		 * sanitizers know no pthread_mutex_clocklock()): a step of
 		 * the clock meanwhile lengthens or shortens the wait. */
@@ -123,13 +122,10 @@ bool pool_lock_within(struct ion_pool *pool)
 	}
 	if (r != 0)
 		return false;
-	if (t0) {
-		uint64_t waited = pool_now_ns() - t0;
-
-		pool->lock_waits++;
-		if (waited > pool->lock_wait_max_ns)
-			pool->lock_wait_max_ns = waited;
-	}
+	waited = pool_now_ns() - t0;
+	pool->lock_waits++;
+	if (waited > pool->lock_wait_max_ns)
+		pool->lock_wait_max_ns = waited;
 	pool_locked(pool);
 	return true;
 }

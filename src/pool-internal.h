@@ -504,9 +504,11 @@ static inline void pool_note_alloc_wait(struct ion_pool *pool, uint64_t ns)
 {
 	atomic_store_explicit(&pool->lock_wait_ns, ns ? ns : 1, memory_order_relaxed);
 }
-/* Takes the pool's lock for a get, within the time an allocation takes
- * (lock_wait_ns): false if it is held longer, and the get allocates. */
-bool pool_lock_within(struct ion_pool *pool);
+/* The lock found held by a get's try: waits for it as long as an
+ * allocation takes (lock_wait_ns; as long as it takes until one was
+ * timed) and takes it (pool_locked()); false if it is held longer, and
+ * the get allocates. */
+bool pool_lock_wait(struct ion_pool *pool);
 /* Called with the lock held: forgets the uncounted buffers out that no
  * fd of this process holds any more, once enough have piled up. */
 void pool_forget_closed(struct ion_pool *pool);
