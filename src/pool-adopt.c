@@ -3,7 +3,7 @@
  * A get never waits for the pool's lock longer than an allocation takes.
  *
  * The lock is held for microseconds, but a holder can be descheduled
- * while it holds it: in the 6.1 VM a get of a 4 KiB stream waited 4.1 ms
+ * while it holds it: in the 5.10 VM a get of a 4 KiB stream waited 4.1 ms
  * for it while the worker held it, where the kernel gives a fresh 4 KiB
  * buffer in about 0.1 ms.  So a get waits for the lock at most as long
  * as the pool's last allocation took, and past that allocates as a miss
