@@ -316,6 +316,9 @@ bool pool_is_counted(struct ion_pool *pool, const struct ion_heap *heap, int fd)
  * which settling a take, run inside loops over the buffers, must not.
  * Any other pool: nothing. */
 void pool_forget_taken(struct ion_pool *pool);
+/* Called with the lock held: forgets the uncounted buffers out that no
+ * fd of this process holds any more, once enough have piled up. */
+void pool_forget_closed(struct ion_pool *pool);
 bool pool_found_free(struct ion_pool *pool, size_t i);
 bool pool_reclaim(struct ion_pool *pool, size_t size, unsigned int max, bool hot,
 		  uint64_t out_ns);
@@ -509,9 +512,6 @@ static inline void pool_note_alloc_wait(struct ion_pool *pool, uint64_t ns)
  * timed) and takes it (pool_locked()); false if it is held longer, and
  * the get allocates. */
 bool pool_lock_wait(struct ion_pool *pool);
-/* Called with the lock held: forgets the uncounted buffers out that no
- * fd of this process holds any more, once enough have piled up. */
-void pool_forget_closed(struct ion_pool *pool);
 
 /* The lock just taken: the buffers waiting for it entered, and the
  * takes from the slots settled, so that what its holder reads of the

@@ -1001,9 +1001,10 @@ static void test_stale_scrub_cost_measured_again(void **pstate)
 
 	/* In a pool: allocation measured 2600 times cheaper, zeroing's
 	 * cost 2 s old.  The first put keeps its buffer, the second (within
-	 * the second) releases its own. */
+	 * the second, with room in the hint) releases its own. */
 	fd = get_with_worker_held(s);
 	second = get(s, KiB(64));
+	assert_int_equal(ion_pool_set_hints(pool, "2x64K"), 0);
 	set_costs(pool, 500000, 1300000000ull);
 	pool_lock(pool);
 	pool->scrub_noted_ns = pool_now_ns() - 2000000000ull;
