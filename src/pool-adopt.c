@@ -105,6 +105,11 @@ bool pool_lock_wait(struct ion_pool *pool)
 	struct timespec until;
 	int r;
 
+	/* Other gets wait too: the lock is busy, not stalled, and comes
+	 * round (16 threads on one pool of the 6.1 VM's udmabuf heap, each
+	 * allocating past it, ran the process out of fds). */
+	if (atomic_fetch_add_explicit(&pool->lock_waiters, 1, memory_order_relaxed) > 0)
+		wait = 0;
 	if (!wait) {
 		r = pthread_mutex_lock(pool->lock);
 	} else {
@@ -120,6 +125,7 @@ bool pool_lock_wait(struct ion_pool *pool)
 		}
 		r = pthread_mutex_timedlock(pool->lock, &until);
 	}
+	atomic_fetch_sub_explicit(&pool->lock_waiters, 1, memory_order_relaxed);
 	if (r != 0)
 		return false;
 	waited = pool_now_ns() - t0;

@@ -170,6 +170,10 @@ struct ion_pool {
 	 * allocation took (ns; 0: none yet, it waits as long as it takes). */
 	_Atomic(struct pool_adopt *) adopt;
 	_Atomic uint64_t lock_wait_ns;
+	/* Gets waiting for the lock now: one that finds others waiting
+	 * waits as long as it takes (a queue of gets, not a stalled
+	 * holder: allocating past it would only grow the pool). */
+	atomic_uint lock_waiters;
 	/* Anchors of buffers detached while the worker dup'ed them, closed
 	 * by the worker once its dups are made. */
 	int dup_orphans[POOL_SPARES_A_PASS];

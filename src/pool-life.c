@@ -160,6 +160,7 @@ int pool_create(struct ion_ctx *ctx, const struct ion_pool_ops *ops,
 	atomic_init(&pool->worker, NULL);
 	atomic_init(&pool->adopt, NULL);
 	atomic_init(&pool->lock_wait_ns, 0);
+	atomic_init(&pool->lock_waiters, 0);
 	atomic_init(&pool->map_told, false);
 	pool->lock = &pool->lock_storage;
 	pthread_mutex_init(pool->lock, NULL);

@@ -677,6 +677,7 @@ void ion_pools_fork_child(void)
 			}
 			p->releasing = NULL;
 			p->pins = 0; /* the parent's workers' */
+			atomic_store_explicit(&p->lock_waiters, 0, memory_order_relaxed);
 			pthread_mutex_unlock(p->lock);
 			pthread_mutex_unlock(&p->dup_lock);
 		}
