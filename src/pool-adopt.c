@@ -96,6 +96,7 @@ void pool_adopt_fork_child(struct ion_pool *pool)
 			close(a->fd);
 		free(a);
 	}
+	atomic_store_explicit(&pool->lock_waiters, 0, memory_order_relaxed); /* the parent's */
 }
 
 bool pool_lock_wait(struct ion_pool *pool)

@@ -503,7 +503,8 @@ int pool_adopt_later(struct ion_pool *pool, int anchor, const struct stat *st, s
 		     bool counted, uint64_t get_ns);
 /* Called with the lock held: enters the buffers waiting for it. */
 void pool_adopt_all(struct ion_pool *pool);
-/* A fork()'s child: closes the anchors of the buffers waiting. */
+/* A fork()'s child: closes the anchors of the buffers waiting; no get
+ * waits for the lock there. */
 void pool_adopt_fork_child(struct ion_pool *pool);
 /* An allocation of the pool's took ns: a get waits that long for the
  * lock at most from now on. */

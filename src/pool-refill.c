@@ -60,9 +60,8 @@ static void scrub_unlocked(struct ion_pool *pool)
 				continue;
 			found = true;
 			/* A fresh one costs less, or allocation is measured
-			 * again: pool_fill() allocates it.  Unless it was
-			 * kept to measure zeroing again, or is zeroed now for
-			 * that. */
+			 * again: pool_fill() allocates it.  Unless it was kept,
+			 * or is zeroed now, to measure zeroing again. */
 			release = zero && pool->scrub_ns_mib && !pool->bufs[i].probe &&
 				  ((pool_alloc_cheaper(pool, pool->bufs[i].size) &&
 				    !pool_scrub_probe(pool, pool_now_ns())) ||
@@ -677,7 +676,6 @@ void ion_pools_fork_child(void)
 			}
 			p->releasing = NULL;
 			p->pins = 0; /* the parent's workers' */
-			atomic_store_explicit(&p->lock_waiters, 0, memory_order_relaxed);
 			pthread_mutex_unlock(p->lock);
 			pthread_mutex_unlock(&p->dup_lock);
 		}
